@@ -1,21 +1,35 @@
+// Command apiserver-lite runs the edge-node API cache.
 package main
 
 import (
-	_ "github.com/gorilla/mux"
-	_ "github.com/mattn/go-sqlite3"
-	_ "github.com/spf13/pflag"
-	_ "github.com/spf13/viper"
-	_ "k8s.io/apimachinery/pkg/api/errors"
-	_ "k8s.io/client-go/dynamic"
-	_ "k8s.io/client-go/kubernetes/scheme"
-	_ "k8s.io/client-go/tools/cache"
-	_ "k8s.io/client-go/tools/clientcmd"
-	_ "k8s.io/client-go/tools/pager"
-	_ "k8s.io/client-go/discovery"
-	_ "k8s.io/client-go/rest"
-	_ "k8s.io/utils/clock"
-	_ "k8s.io/klog/v2"
-	_ "github.com/apiserver-lite/apiserver-lite/pkg/versioncache"
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
 )
 
-func main() {}
+func main() {
+	ctx, cancel := signalContext()
+	defer cancel()
+	if err := run(ctx, os.Args[1:]); err != nil {
+		fmt.Fprintln(os.Stderr, "apiserver-lite:", err)
+		os.Exit(1)
+	}
+}
+
+// signalContext is cancelled by the first SIGTERM or interrupt; a second one
+// exits at once, for an operator whose shutdown is stuck.
+func signalContext() (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancel(context.Background())
+	ch := make(chan os.Signal, 2)
+	signal.Notify(ch, syscall.SIGTERM, os.Interrupt)
+	go func() {
+		<-ch
+		cancel()
+		<-ch
+		fmt.Fprintln(os.Stderr, "apiserver-lite: second signal, exiting now")
+		os.Exit(1)
+	}()
+	return ctx, cancel
+}

@@ -1,0 +1,78 @@
+# apiserver-lite build, test and install.
+#
+#   make build       build bin/apiserver-lite
+#   make test        lint + unit tests (race) + end-to-end suite (the CI gate)
+#   make test-unit   lint + unit tests only (fast)
+#   make bench       benchmarks, written to docs/benchmarks.txt
+#   make fuzz        a short run of every fuzz target
+#   make run         run against the cluster in KUBECONFIG
+#   make install     install binary, systemd unit and example config
+
+GO        ?= go
+BIN_DIR   := bin
+BINARY    := $(BIN_DIR)/apiserver-lite
+PREFIX    ?= /usr/local
+DESTDIR   ?=
+SYSCONFDIR ?= /etc
+UNITDIR   ?= /lib/systemd/system
+KUBECONFIG ?= $(HOME)/.kube/config
+DATA_DIR  ?= $(CURDIR)/.data
+NODE_NAME ?= $(shell hostname | tr A-Z a-z)
+FUZZTIME  ?= 15s
+E2E_TIMEOUT ?= 40m
+
+# cgo is required by github.com/mattn/go-sqlite3.
+export CGO_ENABLED := 1
+
+.PHONY: all build lint test test-unit test-e2e tools bench fuzz run install clean
+
+all: build
+
+build:
+	$(GO) build -trimpath -o $(BINARY) ./cmd/apiserver-lite
+
+lint:
+	@unformatted=$$(gofmt -l $$(git ls-files '*.go')); \
+	if [ -n "$$unformatted" ]; then echo "gofmt needed:"; echo "$$unformatted"; exit 1; fi
+	$(GO) vet ./...
+	$(GO) vet -tags e2e ./test/...
+
+test-unit: lint
+	$(GO) test -race -count=1 ./...
+
+# The end-to-end suite runs against a real etcd, kube-apiserver, kubectl and
+# hollow kubelet built from Go modules (cached after the first build).
+tools:
+	@test/tools/build.sh >/dev/null
+
+test-e2e: build tools
+	APISERVER_LITE_BIN=$(abspath $(BINARY)) \
+	APISERVER_LITE_TOOLS_BIN=$$(test/tools/build.sh) \
+	$(GO) test -tags e2e -count=1 -timeout $(E2E_TIMEOUT) ./test/e2e/...
+
+test: test-unit test-e2e
+
+bench:
+	$(GO) test -run '^$$' -bench . -benchmem ./pkg/... | tee docs/benchmarks.txt
+
+fuzz:
+	@for pkg in $$($(GO) list ./pkg/...); do \
+	  for f in $$($(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz'); do \
+	    echo "fuzz $$pkg $$f"; \
+	    $(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) $$pkg || exit 1; \
+	  done; \
+	done
+
+run: build
+	$(BINARY) --kubeconfig $(KUBECONFIG) --data-dir $(DATA_DIR) --node-name $(NODE_NAME)
+
+install: build
+	install -D -m 0755 $(BINARY) $(DESTDIR)$(PREFIX)/bin/apiserver-lite
+	install -d -m 0755 $(DESTDIR)$(UNITDIR)
+	sed 's|/usr/local/bin/apiserver-lite|$(PREFIX)/bin/apiserver-lite|' systemd/apiserver-lite.service \
+	  > $(DESTDIR)$(UNITDIR)/apiserver-lite.service
+	chmod 0644 $(DESTDIR)$(UNITDIR)/apiserver-lite.service
+	install -D -m 0640 configs/apiserver-lite.yaml $(DESTDIR)$(SYSCONFDIR)/apiserver-lite/config.yaml
+
+clean:
+	rm -rf $(BIN_DIR) $(DATA_DIR)

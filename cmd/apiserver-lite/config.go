@@ -1,0 +1,112 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/apiserver-lite/apiserver-lite/pkg/versioncache"
+	"github.com/spf13/pflag"
+	"github.com/spf13/viper"
+)
+
+// envPrefix prefixes every environment variable: --data-dir is
+// APISERVER_LITE_DATA_DIR.
+const envPrefix = "APISERVER_LITE"
+
+// Defaults of the settings that have one.
+const (
+	defaultListenAddress = "127.0.0.1:10550"
+	defaultDataDir       = "/var/lib/apiserver-lite"
+	defaultKubeconfig    = "/etc/apiserver-lite/kubeconfig"
+	defaultLogLevel      = "info"
+)
+
+// config is the daemon's whole configuration. Keys in the config file are
+// the flag names.
+type config struct {
+	Kubeconfig     string           `mapstructure:"kubeconfig"`
+	DataDir        string           `mapstructure:"data-dir"`
+	ListenAddress  string           `mapstructure:"listen-address"`
+	NodeName       string           `mapstructure:"node-name"`
+	WatchCacheSize int              `mapstructure:"watch-cache-size"`
+	LogLevel       string           `mapstructure:"log-level"`
+	Resources      []resourceConfig `mapstructure:"resources"`
+}
+
+// resourceConfig is one entry of the resources list. Selectors may use
+// ${NODE_NAME}.
+type resourceConfig struct {
+	Group         string `mapstructure:"group"`
+	Version       string `mapstructure:"version"`
+	Resource      string `mapstructure:"resource"`
+	Namespace     string `mapstructure:"namespace"`
+	LabelSelector string `mapstructure:"labelSelector"`
+	FieldSelector string `mapstructure:"fieldSelector"`
+}
+
+// loadConfig applies, lowest precedence first: defaults, the config file,
+// APISERVER_LITE_* environment variables, then flags.
+func loadConfig(args []string) (config, error) {
+	v := viper.New()
+	fs := newFlagSet()
+	if err := fs.Parse(args); err != nil {
+		return config{}, err
+	}
+	if err := v.BindPFlags(fs); err != nil {
+		return config{}, fmt.Errorf("bind flags: %w", err)
+	}
+	v.SetEnvPrefix(envPrefix)
+	v.SetEnvKeyReplacer(strings.NewReplacer("-", "_"))
+	v.AutomaticEnv()
+	v.SetDefault("resources", defaultResources())
+	if path := v.GetString("config"); path != "" {
+		v.SetConfigFile(path)
+		if err := v.ReadInConfig(); err != nil {
+			return config{}, fmt.Errorf("read config %s: %w", path, err)
+		}
+	}
+	var c config
+	if err := v.Unmarshal(&c); err != nil {
+		return config{}, fmt.Errorf("parse config: %w", err)
+	}
+	return c, c.validate()
+}
+
+func newFlagSet() *pflag.FlagSet {
+	fs := pflag.NewFlagSet("apiserver-lite", pflag.ContinueOnError)
+	fs.String("config", "", "path to the YAML config file")
+	fs.String("kubeconfig", defaultKubeconfig, "kubeconfig of the cloud kube-apiserver")
+	fs.String("data-dir", defaultDataDir, "directory of the SQLite state (created with mode 0700)")
+	fs.String("listen-address", defaultListenAddress, "address of the local API")
+	fs.String("node-name", hostname(), "this node's name, substituted for ${NODE_NAME} in selectors")
+	fs.Int("watch-cache-size", versioncache.DefaultCapacity, "events kept per resource for watches")
+	fs.String("log-level", defaultLogLevel, "debug, info, warn or error")
+	return fs
+}
+
+func hostname() string {
+	h, err := os.Hostname()
+	if err != nil {
+		return ""
+	}
+	return strings.ToLower(h)
+}
+
+func (c config) validate() error {
+	var errs []error
+	if c.NodeName == "" {
+		errs = append(errs, errors.New("node-name is required"))
+	}
+	if c.DataDir == "" {
+		errs = append(errs, errors.New("data-dir is required"))
+	}
+	if c.WatchCacheSize <= 0 {
+		errs = append(errs, fmt.Errorf("watch-cache-size must be positive, got %d", c.WatchCacheSize))
+	}
+	if len(c.Resources) == 0 {
+		errs = append(errs, errors.New("resources must not be empty"))
+	}
+	return errors.Join(errs...)
+}

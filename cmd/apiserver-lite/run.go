@@ -1,0 +1,166 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/apiserver-lite/apiserver-lite/pkg/cloudsync"
+	"github.com/apiserver-lite/apiserver-lite/pkg/listwatch"
+	"github.com/apiserver-lite/apiserver-lite/pkg/metastore"
+	"github.com/apiserver-lite/apiserver-lite/pkg/versioncache"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+)
+
+const (
+	// dbFile is the SQLite database inside --data-dir.
+	dbFile = "state.db"
+	// dataDirMode keeps the state, which includes secrets, private to the
+	// daemon's user.
+	dataDirMode = 0o700
+	// shutdownTimeout bounds the whole ordered shutdown, well inside
+	// systemd's default 90 s stop timeout.
+	shutdownTimeout = 20 * time.Second
+	// readHeaderTimeout bounds how long a local client may take to send
+	// its request headers.
+	readHeaderTimeout = 10 * time.Second
+	// cloudQPS and cloudBurst bound the sync loop's own request rate to the
+	// cloud; watches are long-lived, so steady state needs very little.
+	cloudQPS   = 20
+	cloudBurst = 40
+	// userAgent names the daemon in the cloud's audit logs.
+	userAgent = "apiserver-lite"
+)
+
+// run owns the daemon's lifecycle: it returns when ctx is cancelled and the
+// ordered shutdown is done, or when startup or serving fails.
+func run(ctx context.Context, args []string) error {
+	cfg, err := loadConfig(args)
+	if err != nil {
+		return err
+	}
+	log, err := newLogger(os.Stderr, cfg.LogLevel)
+	if err != nil {
+		return err
+	}
+	res, err := syncResources(cfg)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(cfg.DataDir, dataDirMode); err != nil {
+		return fmt.Errorf("create data dir: %w", err)
+	}
+	store, err := metastore.Open(ctx, filepath.Join(cfg.DataDir, dbFile))
+	if err != nil {
+		return fmt.Errorf("open metastore: %w", err)
+	}
+	err = serve(ctx, cfg, res, store, log)
+	if cerr := store.Close(); cerr != nil {
+		err = errors.Join(err, fmt.Errorf("close metastore: %w", cerr))
+	}
+	log.Info("stopped", "err", err)
+	return err
+}
+
+// serve runs the sync loops and the local API until ctx ends, then shuts
+// them down in order: stop accepting, end watches, stop and flush the sync
+// loops. The caller closes the store last.
+func serve(ctx context.Context, cfg config, res []cloudsync.Resource, store *metastore.Store, log *slog.Logger) error {
+	if err := pruneStore(ctx, store, res, log); err != nil {
+		return err
+	}
+	caches, err := loadCaches(ctx, store, res, cfg.WatchCacheSize, log)
+	if err != nil {
+		return err
+	}
+	cloud, err := cloudConfig(cfg.Kubeconfig)
+	if err != nil {
+		return err
+	}
+	link := cloudsync.NewLink()
+	syncers, err := newSyncers(cloud, res, caches, store, link, log)
+	if err != nil {
+		return err
+	}
+	handler, err := listwatch.New(listwatch.Config{Caches: caches, Cloud: cloud, CloudConnected: link.Connected, Logger: log})
+	if err != nil {
+		return fmt.Errorf("local api: %w", err)
+	}
+	ln, err := net.Listen("tcp", cfg.ListenAddress)
+	if err != nil {
+		return fmt.Errorf("listen: %w", err)
+	}
+	srv := &http.Server{Handler: handler, ReadHeaderTimeout: readHeaderTimeout}
+	log.Info("serving", "address", ln.Addr().String(), "node", cfg.NodeName, "resources", len(res))
+	return runUntilDone(ctx, srv, ln, syncers, caches, log)
+}
+
+func runUntilDone(ctx context.Context, srv *http.Server, ln net.Listener, syncers []*cloudsync.Syncer, caches []*versioncache.Cache, log *slog.Logger) error {
+	var wg sync.WaitGroup
+	syncCtx, stopSync := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopSync()
+	for _, s := range syncers {
+		wg.Go(func() { _ = s.Run(syncCtx) })
+	}
+	serveErr := make(chan error, 1)
+	wg.Go(func() { serveErr <- srv.Serve(ln) })
+
+	var err error
+	select {
+	case <-ctx.Done():
+		log.Info("shutting down")
+	case err = <-serveErr:
+		err = fmt.Errorf("serve: %w", err)
+	}
+	shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownTimeout)
+	defer cancel()
+	shutdownDone := make(chan error, 1)
+	wg.Go(func() { shutdownDone <- srv.Shutdown(shutdownCtx) }) // stop accepting
+	for _, c := range caches {
+		c.Close() // end watches, so Shutdown need not wait for them
+	}
+	if serr := <-shutdownDone; serr != nil {
+		err = errors.Join(err, fmt.Errorf("shutdown: %w", serr), srv.Close())
+	}
+	stopSync() // an in-flight batch commits or rolls back whole
+	wg.Wait()
+	return err
+}
+
+func cloudConfig(kubeconfig string) (*rest.Config, error) {
+	c, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	if err != nil {
+		return nil, fmt.Errorf("load kubeconfig: %w", err)
+	}
+	c.QPS, c.Burst, c.UserAgent = cloudQPS, cloudBurst, userAgent
+	return c, nil
+}
+
+func newSyncers(cloud *rest.Config, res []cloudsync.Resource, caches []*versioncache.Cache, store *metastore.Store, link *cloudsync.Link, log *slog.Logger) ([]*cloudsync.Syncer, error) {
+	dyn, err := dynamic.NewForConfig(cloud)
+	if err != nil {
+		return nil, fmt.Errorf("cloud client: %w", err)
+	}
+	disc, err := discovery.NewDiscoveryClientForConfig(cloud)
+	if err != nil {
+		return nil, fmt.Errorf("cloud discovery: %w", err)
+	}
+	out := make([]*cloudsync.Syncer, len(res))
+	for i, r := range res {
+		out[i] = cloudsync.New(cloudsync.Config{
+			Resource: r, ListerWatcher: cloudsync.NewListerWatcher(dyn, r), Discovery: disc,
+			Store: store, Cache: caches[i], Link: link, Logger: log,
+		})
+	}
+	return out, nil
+}

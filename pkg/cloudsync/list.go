@@ -1,0 +1,148 @@
+package cloudsync
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"slices"
+	"strconv"
+
+	"github.com/apiserver-lite/apiserver-lite/pkg/metastore"
+	"github.com/apiserver-lite/apiserver-lite/pkg/versioncache"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/tools/pager"
+)
+
+// listPageSize is the cloud LIST page size, as client-go's reflector uses.
+const listPageSize = 500
+
+// relist lists the resource from the cloud and makes the result durable
+// and visible. On a first sync the cache is filled; later, the difference
+// against the stored state is published as events so local watchers
+// continue without relisting.
+func (s *Syncer) relist(ctx context.Context) error {
+	listed, listRV, err := s.list(ctx)
+	if err != nil {
+		return err
+	}
+	s.reachedCloud()
+	stored, wm, err := s.cfg.Store.Load(ctx, s.key)
+	if err != nil {
+		return fmt.Errorf("relist: %w", err)
+	}
+	if listRV < wm {
+		return fmt.Errorf("relist: cloud list resource version %d is behind the watermark %d", listRV, wm)
+	}
+	events, err := diff(stored, listed, listRV)
+	if err != nil {
+		return fmt.Errorf("relist: %w", err)
+	}
+	ops := make([]metastore.Op, 0, len(events))
+	for _, ev := range events {
+		if ev.Type == watch.Deleted {
+			ops = append(ops, deleteOp(ev.Object))
+		} else {
+			ops = append(ops, upsertOp(ev.Object))
+		}
+	}
+	if err := s.cfg.Store.Apply(ctx, s.key, ops, listRV); err != nil {
+		return fmt.Errorf("persist relist: %w", err)
+	}
+	s.rv = listRV
+	s.log.Info("relisted", "objects", len(listed), "changes", len(events), "rv", listRV)
+	if !s.cfg.Cache.Ready() || !publishable(events, wm) {
+		s.cfg.Cache.Replace(listed, listRV)
+		return nil
+	}
+	if err := s.cfg.Cache.Apply(events, listRV); err != nil {
+		s.log.Warn("cache refused relist diff, reloading it from the store", "err", err)
+		return s.reloadCache(ctx)
+	}
+	return nil
+}
+
+// list reads every object from the cloud in pages of listPageSize.
+func (s *Syncer) list(ctx context.Context) ([]*versioncache.Object, uint64, error) {
+	p := pager.New(func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+		return s.cfg.ListerWatcher.ListWithContext(ctx, o)
+	})
+	p.PageSize = listPageSize
+	obj, _, err := p.List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, 0, classify("list", err)
+	}
+	lm, err := meta.ListAccessor(obj)
+	if err != nil {
+		return nil, 0, fmt.Errorf("list: %w", err)
+	}
+	listRV, err := strconv.ParseUint(lm.GetResourceVersion(), 10, 64)
+	if err != nil {
+		return nil, 0, fmt.Errorf("list resource version %q: %w", lm.GetResourceVersion(), err)
+	}
+	var objs []*versioncache.Object
+	err = meta.EachListItem(obj, func(item runtime.Object) error {
+		o, err := toObject(item)
+		objs = append(objs, o)
+		return err
+	})
+	if err != nil {
+		return nil, 0, fmt.Errorf("list: %w", err)
+	}
+	return objs, listRV, nil
+}
+
+// diff returns the events that turn the stored state into the listed one:
+// ADDED and MODIFIED in resourceVersion order, then a DELETED for every
+// stored object the list lacks, carrying its last state at listRV (the
+// cloud no longer knows when it was deleted).
+func diff(stored []metastore.Object, listed []*versioncache.Object, listRV uint64) ([]versioncache.Event, error) {
+	type key struct{ ns, name string }
+	prev := make(map[key]metastore.Object, len(stored))
+	for _, o := range stored {
+		prev[key{o.Namespace, o.Name}] = o
+	}
+	var events []versioncache.Event
+	for _, o := range listed {
+		k := key{o.Namespace, o.Name}
+		p, ok := prev[k]
+		delete(prev, k)
+		switch {
+		case !ok:
+			events = append(events, versioncache.Event{Type: watch.Added, RV: o.RV, Object: o})
+		case p.RV != o.RV:
+			events = append(events, versioncache.Event{Type: watch.Modified, RV: o.RV, Object: o})
+		}
+	}
+	slices.SortStableFunc(events, func(a, b versioncache.Event) int { return cmp.Compare(a.RV, b.RV) })
+	// stored is ordered by namespace and name, so deletes are too.
+	for _, p := range stored {
+		if _, gone := prev[key{p.Namespace, p.Name}]; !gone {
+			continue
+		}
+		last, err := versioncache.NewObject(p.Raw)
+		if err != nil {
+			return nil, fmt.Errorf("decode stored %s/%s: %w", p.Namespace, p.Name, err)
+		}
+		if last, err = last.WithRV(listRV); err != nil {
+			return nil, err
+		}
+		events = append(events, versioncache.Event{Type: watch.Deleted, RV: listRV, Object: last})
+	}
+	return events, nil
+}
+
+// publishable reports whether events can be applied on top of a cache at
+// watermark wm: each must be newer than wm. A listed object older than the
+// watermark that the store lacks means the stored state cannot be trusted
+// as a base, and the cache is replaced instead.
+func publishable(events []versioncache.Event, wm uint64) bool {
+	for _, ev := range events {
+		if ev.RV <= wm {
+			return false
+		}
+	}
+	return true
+}

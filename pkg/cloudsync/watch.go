@@ -1,0 +1,168 @@
+package cloudsync
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"strconv"
+	"time"
+
+	"github.com/apiserver-lite/apiserver-lite/pkg/metastore"
+	"github.com/apiserver-lite/apiserver-lite/pkg/versioncache"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/watch"
+)
+
+const (
+	// minWatchTimeout is the shortest cloud watch; like client-go's
+	// reflector, each watch lasts a random 5 to 10 minutes so that watches
+	// are spread over the cloud's API servers.
+	minWatchTimeout = 5 * time.Minute
+	// maxBatch bounds how many already-arrived events are committed in one
+	// SQLite transaction: large enough to amortise the fsync under bursts,
+	// small enough to keep transactions and publish latency short.
+	maxBatch = 256
+)
+
+// batch is a set of cloud events committed in one transaction.
+type batch struct {
+	ops    []metastore.Op
+	events []versioncache.Event
+	rv     uint64 // the watermark after the batch
+}
+
+// watch streams cloud events from s.rv until the cloud closes the watch
+// (nil), answers 410 (errExpired), or fails.
+func (s *Syncer) watch(ctx context.Context) error {
+	timeout := int64((minWatchTimeout + rand.N(minWatchTimeout)) / time.Second)
+	w, err := s.cfg.ListerWatcher.WatchWithContext(ctx, metav1.ListOptions{
+		ResourceVersion:     strconv.FormatUint(s.rv, 10),
+		AllowWatchBookmarks: true,
+		TimeoutSeconds:      &timeout,
+	})
+	if err != nil {
+		return classify("watch", err)
+	}
+	defer w.Stop()
+	s.reachedCloud()
+	for {
+		b, open, err := s.nextBatch(ctx, w.ResultChan())
+		if cerr := s.commit(ctx, b); cerr != nil {
+			return cerr
+		}
+		if err != nil || !open {
+			return err
+		}
+	}
+}
+
+// nextBatch waits for one event, then takes every event that has already
+// arrived, up to maxBatch. open is false once the cloud closed the watch.
+func (s *Syncer) nextBatch(ctx context.Context, ch <-chan watch.Event) (b batch, open bool, err error) {
+	b.rv = s.rv
+	select {
+	case <-ctx.Done():
+		return b, false, nil
+	case ev, ok := <-ch:
+		if !ok {
+			return b, false, nil
+		}
+		if err := s.add(&b, ev); err != nil {
+			return b, true, err
+		}
+	}
+	for len(b.events) < maxBatch {
+		select {
+		case ev, ok := <-ch:
+			if !ok {
+				return b, false, nil
+			}
+			if err := s.add(&b, ev); err != nil {
+				return b, true, err
+			}
+		default:
+			return b, true, nil
+		}
+	}
+	return b, true, nil
+}
+
+// add appends one cloud event to b.
+func (s *Syncer) add(b *batch, ev watch.Event) error {
+	switch ev.Type {
+	case watch.Error:
+		return classify("watch event", apierrors.FromObject(ev.Object))
+	case watch.Bookmark:
+		m, err := meta.Accessor(ev.Object)
+		if err != nil {
+			return fmt.Errorf("bookmark: %w", err)
+		}
+		rv, err := strconv.ParseUint(m.GetResourceVersion(), 10, 64)
+		if err != nil {
+			return fmt.Errorf("bookmark resource version: %w", err)
+		}
+		b.rv = max(b.rv, rv)
+		return nil
+	case watch.Added, watch.Modified, watch.Deleted:
+	default:
+		return fmt.Errorf("unexpected watch event type %q", ev.Type)
+	}
+	o, err := toObject(ev.Object)
+	if err != nil {
+		return err
+	}
+	if o.RV <= b.rv {
+		return nil // already durable: the cloud replayed an older event
+	}
+	op := upsertOp(o)
+	if ev.Type == watch.Deleted {
+		op = deleteOp(o)
+	}
+	b.ops = append(b.ops, op)
+	b.events = append(b.events, versioncache.Event{Type: ev.Type, RV: o.RV, Object: o})
+	b.rv = o.RV
+	return nil
+}
+
+// commit makes b durable, then visible. If the cache refuses the batch it
+// is reloaded from the store, which is the source of truth.
+func (s *Syncer) commit(ctx context.Context, b batch) error {
+	if b.rv <= s.rv && len(b.events) == 0 {
+		return nil
+	}
+	if err := s.cfg.Store.Apply(ctx, s.key, b.ops, b.rv); err != nil {
+		return fmt.Errorf("persist batch: %w", err)
+	}
+	s.rv = b.rv
+	if err := s.cfg.Cache.Apply(b.events, b.rv); err != nil {
+		s.log.Warn("cache refused batch, reloading it from the store", "err", err)
+		return s.reloadCache(ctx)
+	}
+	return nil
+}
+
+// reloadCache replaces the cache's state with the stored one. Local
+// watchers are restarted by it and relist if they are behind.
+func (s *Syncer) reloadCache(ctx context.Context) error {
+	stored, wm, err := s.cfg.Store.Load(ctx, s.key)
+	if err != nil {
+		return fmt.Errorf("reload cache: %w", err)
+	}
+	objs, err := LoadObjects(stored)
+	if err != nil {
+		return fmt.Errorf("reload cache: %w", err)
+	}
+	s.cfg.Cache.Replace(objs, wm)
+	s.rv = wm
+	return nil
+}
+
+// classify turns a cloud 410 into errExpired and wraps anything else.
+func classify(what string, err error) error {
+	if apierrors.IsResourceExpired(err) || apierrors.IsGone(err) {
+		return fmt.Errorf("%s: %w", what, errExpired)
+	}
+	return fmt.Errorf("%s: %w", what, err)
+}
