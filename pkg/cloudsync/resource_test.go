@@ -1,0 +1,28 @@
+package cloudsync
+
+import "testing"
+
+func TestResourceKey(t *testing.T) {
+	tests := []struct {
+		name string
+		r    Resource
+		want string
+	}{
+		{"core", Resource{GVR: cmGVR}, "/v1/configmaps"},
+		{"group", Resource{GVR: cmGVR.GroupVersion().WithResource("leases")}, "/v1/leases"},
+		{"narrowed", Resource{GVR: cmGVR, Namespace: "ns", FieldSelector: "spec.nodeName=n1"},
+			"/v1/configmaps?fieldSelector=spec.nodeName%3Dn1&namespace=ns"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := tt.r.Key(); got != tt.want {
+				t.Errorf("got %q, want %q", got, tt.want)
+			}
+		})
+	}
+	a := Resource{GVR: cmGVR, LabelSelector: "a=b"}
+	b := Resource{GVR: cmGVR, LabelSelector: "a=c"}
+	if a.Key() == b.Key() {
+		t.Errorf("got equal keys %q for different selectors, want distinct", a.Key())
+	}
+}
