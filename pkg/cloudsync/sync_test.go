@@ -281,7 +281,10 @@ func TestRelistAfter410PublishesDiff(t *testing.T) {
 	var got []string
 	for len(got) < len(want) {
 		select {
-		case ev := <-local.Events():
+		case ev, ok := <-local.Events():
+			if !ok {
+				t.Fatalf("local watch closed after %v, want %v", got, want)
+			}
 			if ev.Type == watch.Bookmark {
 				continue
 			}

@@ -27,6 +27,10 @@ var ErrRVRegression = errors.New("resource version regression")
 // ErrClosed is returned by Watch after Close.
 var ErrClosed = errors.New("cache closed")
 
+// ErrInvalidEvent is returned by Apply when an event has no object, an
+// unknown type, or an RV that differs from its object's RV.
+var ErrInvalidEvent = errors.New("invalid event")
+
 // TooOldError is returned by Watch when the requested resourceVersion is
 // older than the oldest one the event ring can serve. Its message is exactly
 // kube-apiserver's: "too old resource version: N (M)".
@@ -72,6 +76,12 @@ type Event struct {
 	Object *Object
 	// Prev is the state before this event (nil for Added). Apply fills it.
 	Prev *Object
+
+	// shared caches the encoded frames of Object. Every copy of one
+	// applied Event, and every event the cache derives from it with the
+	// same Object, points to the same value; nil for events built by
+	// callers. See frame.go.
+	shared *eventShared
 }
 
 // Predicate selects objects. A zero Predicate matches everything.

@@ -1,0 +1,43 @@
+// Package versioncache keeps, per resource, the current objects and a
+// bounded ring of recent events, and fans the events out to local watchers.
+// It is modelled on kube-apiserver's watch cache (watch_cache.go and
+// cache_watcher.go in k8s.io/apiserver/pkg/storage/cacher).
+//
+// # State and resourceVersions
+//
+// A Cache starts not ready. Replace loads the whole state at an RV (from the
+// metastore at startup, or after a cloud list). Apply then adds batches of
+// events that are already durable, in RV order (events of one batch may
+// share an RV; across batches RVs strictly increase), and may
+// advance the RV past the last event (a cloud bookmark), which watchers see
+// as a progress marker: an Event of type watch.Bookmark with a nil Object.
+// Get and List read the state at the cache RV, which List returns as the
+// snapshot RV.
+//
+// # Watches
+//
+// A watch from RV N replays the ring's events after N and then follows live
+// events. As in kube, while no event has been evicted since Replace the
+// oldest servable N is the Replace RV; after that it is one less than the
+// oldest ring event's RV. Older N yields a *TooOldError, whose message is
+// kube's "too old resource version: N (M)". A sendState watch starts with a
+// synthetic Added event per current object instead.
+//
+// Predicates are applied per watcher as kube's cacheWatcher does: an object
+// that starts matching arrives as Added, one that stops matching as Deleted
+// carrying its previous state with the event's RV. Progress markers reach
+// every watcher.
+//
+// # Fan-out
+//
+// Each applied event is encoded at most once per event type (Event.Frame)
+// and the same bytes go to every watcher. Each watcher has a bounded
+// channel; dispatch never blocks, and a watcher whose channel is full is
+// evicted (its channel closed, Evicted true), so a slow client can neither
+// stall the sync loop nor grow memory.
+//
+// # Objects
+//
+// Objects are immutable once built by NewObject, which decodes only the
+// metadata and the fields a field selector may name. Raw is kept as given.
+package versioncache

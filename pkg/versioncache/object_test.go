@@ -1,0 +1,267 @@
+package versioncache
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/labels"
+)
+
+func TestNewObjectFields(t *testing.T) {
+	meta := func(ns, name string) fields.Set {
+		return fields.Set{"metadata.name": name, "metadata.namespace": ns}
+	}
+	pod := func(ns, name string, extra fields.Set) fields.Set {
+		fs := meta(ns, name)
+		defaults := fields.Set{
+			"spec.nodeName": "", "spec.restartPolicy": "", "spec.schedulerName": "",
+			"spec.serviceAccountName": "", "spec.hostNetwork": "false", "status.phase": "",
+			"status.podIP": "", "status.nominatedNodeName": "",
+		}
+		for k, v := range defaults {
+			fs[k] = v
+		}
+		for k, v := range extra {
+			fs[k] = v
+		}
+		return fs
+	}
+	tests := []struct {
+		name       string
+		raw        string
+		wantNS     string
+		wantName   string
+		wantRV     uint64
+		wantLabels labels.Set
+		wantFields fields.Set
+	}{
+		{
+			name: "full pod",
+			raw: `{"apiVersion":"v1","kind":"Pod","metadata":{"namespace":"ns","name":"p","resourceVersion":"42","labels":{"app":"web"}},
+				"spec":{"nodeName":"n1","restartPolicy":"Always","schedulerName":"default-scheduler","serviceAccountName":"sa","hostNetwork":true},
+				"status":{"phase":"Running","podIP":"10.0.0.1","podIPs":[{"ip":"10.0.0.1"},{"ip":"fd00::1"}],"nominatedNodeName":"n2"}}`,
+			wantNS: "ns", wantName: "p", wantRV: 42, wantLabels: labels.Set{"app": "web"},
+			wantFields: pod("ns", "p", fields.Set{
+				"spec.nodeName": "n1", "spec.restartPolicy": "Always", "spec.schedulerName": "default-scheduler",
+				"spec.serviceAccountName": "sa", "spec.hostNetwork": "true", "status.phase": "Running",
+				"status.podIP": "10.0.0.1", "status.nominatedNodeName": "n2",
+			}),
+		},
+		{
+			name:   "minimal pod sets hostNetwork false and empty nodeName",
+			raw:    `{"apiVersion":"v1","kind":"Pod","metadata":{"namespace":"ns","name":"p","resourceVersion":"1"}}`,
+			wantNS: "ns", wantName: "p", wantRV: 1,
+			wantFields: pod("ns", "p", nil),
+		},
+		{
+			name:   "pod IP from podIPs when podIP is empty",
+			raw:    `{"apiVersion":"v1","kind":"Pod","metadata":{"namespace":"ns","name":"p","resourceVersion":"1"},"status":{"podIPs":[{"ip":"fd00::2"}]}}`,
+			wantNS: "ns", wantName: "p", wantRV: 1,
+			wantFields: pod("ns", "p", fields.Set{"status.podIP": "fd00::2"}),
+		},
+		{
+			name:   "podIP wins over a different podIPs[0]",
+			raw:    `{"apiVersion":"v1","kind":"Pod","metadata":{"namespace":"ns","name":"p","resourceVersion":"1"},"status":{"podIP":"10.0.0.9","podIPs":[{"ip":"10.0.0.8"}]}}`,
+			wantNS: "ns", wantName: "p", wantRV: 1,
+			wantFields: pod("ns", "p", fields.Set{"status.podIP": "10.0.0.9"}),
+		},
+		{
+			name:   "deprecated serviceAccount fills serviceAccountName",
+			raw:    `{"apiVersion":"v1","kind":"Pod","metadata":{"namespace":"ns","name":"p","resourceVersion":"1"},"spec":{"serviceAccount":"old"}}`,
+			wantNS: "ns", wantName: "p", wantRV: 1,
+			wantFields: pod("ns", "p", fields.Set{"spec.serviceAccountName": "old"}),
+		},
+		{
+			name:     "unschedulable node",
+			raw:      `{"apiVersion":"v1","kind":"Node","metadata":{"name":"n1","resourceVersion":"7"},"spec":{"unschedulable":true}}`,
+			wantName: "n1", wantRV: 7,
+			wantFields: fields.Set{"metadata.name": "n1", "metadata.namespace": "", "spec.unschedulable": "true"},
+		},
+		{
+			name:     "schedulable node",
+			raw:      `{"apiVersion":"v1","kind":"Node","metadata":{"name":"n1","resourceVersion":"7","labels":{"zone":"a"}}}`,
+			wantName: "n1", wantRV: 7, wantLabels: labels.Set{"zone": "a"},
+			wantFields: fields.Set{"metadata.name": "n1", "metadata.namespace": "", "spec.unschedulable": "false"},
+		},
+		{
+			name:   "configmap has metadata fields only",
+			raw:    `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"namespace":"kube-system","name":"cm","resourceVersion":"18446744073709551615"},"data":{"a":"b"}}`,
+			wantNS: "kube-system", wantName: "cm", wantRV: 18446744073709551615,
+			wantFields: meta("kube-system", "cm"),
+		},
+		{
+			name:   "pod kind of another group is not a core pod",
+			raw:    `{"apiVersion":"example.com/v1","kind":"Pod","metadata":{"namespace":"ns","name":"x","resourceVersion":"3"},"spec":{"nodeName":5}}`,
+			wantNS: "ns", wantName: "x", wantRV: 3,
+			wantFields: meta("ns", "x"),
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			o := MustNewObject(t, []byte(tt.raw))
+			if o.Namespace != tt.wantNS || o.Name != tt.wantName {
+				t.Errorf("got %s/%s, want %s/%s", o.Namespace, o.Name, tt.wantNS, tt.wantName)
+			}
+			if o.RV != tt.wantRV {
+				t.Errorf("got RV %d, want %d", o.RV, tt.wantRV)
+			}
+			if !labels.Equals(o.Labels, tt.wantLabels) {
+				t.Errorf("got labels %v, want %v", o.Labels, tt.wantLabels)
+			}
+			if got, want := o.Fields.String(), tt.wantFields.String(); got != want {
+				t.Errorf("got fields %s, want %s", got, want)
+			}
+			if string(o.Raw) != tt.raw {
+				t.Errorf("got Raw %s, want it unchanged", o.Raw)
+			}
+		})
+	}
+}
+
+func TestNewObjectKeepsRaw(t *testing.T) {
+	raw := podJSON("ns", "p", 5, "web", "n1")
+	o := MustNewObject(t, raw)
+	if &o.Raw[0] != &raw[0] || len(o.Raw) != len(raw) {
+		t.Errorf("got a copy of Raw, want the given slice")
+	}
+}
+
+func TestNewObjectErrors(t *testing.T) {
+	tests := []struct {
+		name, raw, wantErr string
+	}{
+		{"invalid json", `{"metadata":`, "decode object"},
+		{"not an object", `[1,2]`, "decode object"},
+		{"null", `null`, "missing metadata.name"},
+		{"empty", ``, "decode object"},
+		{"no metadata", `{"kind":"Pod"}`, "missing metadata.name"},
+		{"metadata not an object", `{"metadata":"x"}`, "decode object"},
+		{"missing name", `{"metadata":{"resourceVersion":"1"}}`, "missing metadata.name"},
+		{"missing rv", `{"metadata":{"name":"a"}}`, "missing metadata.resourceVersion"},
+		{"rv not a number", `{"metadata":{"name":"a","resourceVersion":"abc"}}`, `invalid metadata.resourceVersion "abc"`},
+		{"rv zero", `{"metadata":{"name":"a","resourceVersion":"0"}}`, `invalid metadata.resourceVersion "0"`},
+		{"rv negative", `{"metadata":{"name":"a","resourceVersion":"-1"}}`, `invalid metadata.resourceVersion "-1"`},
+		{"rv overflows", `{"metadata":{"name":"a","resourceVersion":"18446744073709551616"}}`, "invalid metadata.resourceVersion"},
+		{"rv as json number", `{"metadata":{"name":"a","resourceVersion":5}}`, "decode object"},
+		{"keys are case-sensitive", `{"Metadata":{"Name":"a","ResourceVersion":"1"}}`, "missing metadata.name"},
+		{"label value not a string", `{"metadata":{"name":"a","resourceVersion":"1","labels":{"x":1}}}`, "decode object"},
+		{"pod nodeName not a string", `{"apiVersion":"v1","kind":"Pod","metadata":{"name":"a","resourceVersion":"1"},"spec":{"nodeName":1}}`, "decode pod spec"},
+		{"pod status not an object", `{"apiVersion":"v1","kind":"Pod","metadata":{"name":"a","resourceVersion":"1"},"status":[]}`, "decode pod status"},
+		{"node unschedulable not a bool", `{"apiVersion":"v1","kind":"Node","metadata":{"name":"a","resourceVersion":"1"},"spec":{"unschedulable":"yes"}}`, "decode node spec"},
+		{"trailing data", `{"metadata":{"name":"a","resourceVersion":"1"}} x`, "decode object"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			o, err := NewObject([]byte(tt.raw))
+			if err == nil {
+				t.Fatalf("got object %+v, want error containing %q", o, tt.wantErr)
+			}
+			if !strings.Contains(err.Error(), tt.wantErr) {
+				t.Errorf("got error %q, want it to contain %q", err, tt.wantErr)
+			}
+		})
+	}
+}
+
+func TestWithRV(t *testing.T) {
+	tests := []struct {
+		name, raw, want string
+	}{
+		{
+			name: "compact",
+			raw:  `{"apiVersion":"v1","kind":"Pod","metadata":{"name":"a","resourceVersion":"5","uid":"u"},"spec":{"x":1.50}}`,
+			want: `{"apiVersion":"v1","kind":"Pod","metadata":{"name":"a","resourceVersion":"99","uid":"u"},"spec":{"x":1.50}}`,
+		},
+		{
+			name: "whitespace, order and numbers kept",
+			raw:  "{\n  \"spec\": {\"n\": 12345678901234567890, \"resourceVersion\": \"5\"},\n  \"metadata\" : { \"resourceVersion\" :\t\"5\", \"name\": \"a<b>\"}\n}\n",
+			want: "{\n  \"spec\": {\"n\": 12345678901234567890, \"resourceVersion\": \"5\"},\n  \"metadata\" : { \"resourceVersion\" :\t\"99\", \"name\": \"a<b>\"}\n}\n",
+		},
+		{
+			name: "nested resourceVersion keys elsewhere untouched",
+			raw:  `{"metadata":{"name":"a","resourceVersion":"5","annotations":{"resourceVersion":"5"}},"metadata2":{"resourceVersion":"5"}}`,
+			want: `{"metadata":{"name":"a","resourceVersion":"99","annotations":{"resourceVersion":"5"}},"metadata2":{"resourceVersion":"5"}}`,
+		},
+		{
+			name: "duplicate keys all rewritten",
+			raw:  `{"metadata":{"name":"a","resourceVersion":"5","resourceVersion":"6"}}`,
+			want: `{"metadata":{"name":"a","resourceVersion":"99","resourceVersion":"99"}}`,
+		},
+		{
+			name: "escaped keys",
+			raw:  `{"meta\u0064ata":{"name":"a","resource\u0056ersion":"5"}}`,
+			want: `{"meta\u0064ata":{"name":"a","resource\u0056ersion":"99"}}`,
+		},
+		{
+			name: "null metadata before the real one",
+			raw:  `{"metadata":null,"metadata":{"name":"a","resourceVersion":"5"}}`,
+			want: `{"metadata":null,"metadata":{"name":"a","resourceVersion":"99"}}`,
+		},
+		{
+			name: "missing resourceVersion is added",
+			raw:  `{"metadata":{"name":"a"},"z":1.0}`,
+			want: `{"metadata":{"name":"a","resourceVersion":"99"},"z":1.0}`,
+		},
+		{
+			name: "missing metadata is added",
+			raw:  `{"kind":"X"}`,
+			want: `{"kind":"X","metadata":{"resourceVersion":"99"}}`,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			o := &Object{Name: "a", RV: 5, Raw: []byte(tt.raw), Labels: labels.Set{"k": "v"}}
+			got, err := o.WithRV(99)
+			if err != nil {
+				t.Fatalf("WithRV: %v", err)
+			}
+			if string(got.Raw) != tt.want {
+				t.Errorf("got Raw %s, want %s", got.Raw, tt.want)
+			}
+			if got.RV != 99 || got.Name != "a" || got.Labels["k"] != "v" {
+				t.Errorf("got %+v, want a copy with RV 99", got)
+			}
+			if o.RV != 5 || string(o.Raw) != tt.raw {
+				t.Errorf("original changed: got RV %d Raw %s", o.RV, o.Raw)
+			}
+		})
+	}
+}
+
+func TestWithRVErrors(t *testing.T) {
+	tests := []struct{ name, raw string }{
+		{"not json", `{"metadata":`},
+		{"array", `[]`},
+		{"metadata not an object", `{"metadata":[1]}`},
+		{"trailing data", `{"metadata":{"resourceVersion":"1"}}{}`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			o := &Object{Name: "a", RV: 1, Raw: []byte(tt.raw)}
+			if got, err := o.WithRV(2); err == nil {
+				t.Errorf("got %s, want error", got.Raw)
+			}
+		})
+	}
+	var nilObj *Object
+	if _, err := nilObj.WithRV(1); err == nil {
+		t.Errorf("got nil error for a nil object, want error")
+	}
+}
+
+func TestWithRVRoundTrip(t *testing.T) {
+	o := MustNewObject(t, podJSON("ns", "p", 7, "web", "n1"))
+	c, err := o.WithRV(1234)
+	if err != nil {
+		t.Fatalf("WithRV: %v", err)
+	}
+	back := MustNewObject(t, c.Raw)
+	if back.RV != 1234 || back.Name != "p" || back.Fields["spec.nodeName"] != "n1" {
+		t.Errorf("got %+v, want p at RV 1234 on n1", back)
+	}
+	if !bytes.Equal(bytes.Replace(c.Raw, []byte(`"1234"`), []byte(`"7"`), 1), o.Raw) {
+		t.Errorf("got %s, want %s with only the RV changed", c.Raw, o.Raw)
+	}
+}

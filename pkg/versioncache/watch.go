@@ -1,0 +1,144 @@
+package versioncache
+
+import (
+	"sync/atomic"
+
+	"k8s.io/apimachinery/pkg/watch"
+)
+
+// watcherBuffer is the number of live events a watcher may have queued
+// but not yet read. It absorbs a burst such as every pod of a node
+// changing at once (kube-apiserver's default is 10 to 1000 by resource)
+// while the client is mid-write; a watcher that falls further behind is
+// evicted rather than letting memory grow or blocking Apply.
+const watcherBuffer = 100
+
+// Watcher is one watch registered on a Cache.
+type Watcher struct {
+	cache   *Cache  // immutable
+	match   matcher // immutable
+	initial []Event // immutable
+	startRV uint64  // immutable
+	// after is immutable: live events with RV <= after are skipped (a
+	// watch from an RV above the cache RV).
+	after uint64
+	// ch is sent to and closed only with cache.watchMu held.
+	ch chan Event
+	// done is guarded by cache.watchMu; it is true exactly when ch is
+	// closed and the watcher is unregistered.
+	done bool
+	// evicted is set before ch is closed by an eviction, so a reader that
+	// saw the close sees it.
+	evicted atomic.Bool
+}
+
+// Watch registers a watcher selecting p.
+//
+// With sendState, Initial holds a synthetic watch.Added event for every
+// current object matching p, sorted by namespace/name, and fromRV is
+// ignored: callers wanting state at least as new as some RV call
+// WaitForRV first.
+//
+// Without it, Initial holds every cached event with RV > fromRV as p sees
+// it (see Predicate filtering in doc.go). fromRV older than the oldest
+// servable RV yields a *TooOldError; fromRV 0 is not special (a watch from
+// "0" or no RV is a sendState watch). If fromRV is above the cache RV,
+// Initial is empty and live events up to fromRV are skipped.
+//
+// In both cases StartRV is the cache RV at registration and Events
+// delivers every later change with no gap or duplicate. It returns
+// ErrClosed after Close and ErrNotReady before Replace.
+func (c *Cache) Watch(fromRV uint64, sendState bool, p Predicate) (*Watcher, error) {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	if c.closed {
+		return nil, ErrClosed
+	}
+	if !c.ready {
+		return nil, ErrNotReady
+	}
+	w := &Watcher{cache: c, match: newMatcher(p), startRV: c.rv, ch: make(chan Event, watcherBuffer)}
+	if sendState {
+		w.initial = c.stateEventsLocked(&w.match)
+	} else {
+		initial, err := c.eventsSinceLocked(fromRV, &w.match)
+		if err != nil {
+			return nil, err
+		}
+		w.initial, w.after = initial, fromRV
+	}
+	// Apply holds mu for writing while it dispatches, so no event can
+	// fall between the snapshot above and this registration.
+	c.watchMu.Lock()
+	c.watchers[w] = struct{}{}
+	c.watchMu.Unlock()
+	return w, nil
+}
+
+// stateEventsLocked returns a synthetic Added event per current object that
+// m matches, in namespace/name order. Like kube's initial events they carry
+// no shared frame cache: each is encoded on demand (one copy of Raw), and
+// the state does not keep frames alive. mu must be held.
+func (c *Cache) stateEventsLocked(m *matcher) []Event {
+	entries := c.state.span(m.p.Namespace)
+	out := make([]Event, 0, len(entries))
+	for _, e := range entries {
+		if m.matches(e.obj) {
+			out = append(out, Event{Type: watch.Added, RV: e.obj.RV, Object: e.obj})
+		}
+	}
+	return out
+}
+
+// oldestLocked returns the oldest RV a watch can start from: one below the
+// oldest servable event, as kube's watchCache.getAllEventsSinceLocked
+// computes it, but never below an evicted event's RV. mu must be held.
+func (c *Cache) oldestLocked() uint64 {
+	if !c.evicted || c.ring.len() == 0 {
+		return c.replaceRV
+	}
+	return max(c.ring.at(0).RV-1, c.evictedRV)
+}
+
+// eventsSinceLocked returns the cached events after fromRV as m sees them,
+// or a *TooOldError. mu must be held.
+func (c *Cache) eventsSinceLocked(fromRV uint64, m *matcher) ([]Event, error) {
+	if oldest := c.oldestLocked(); fromRV < oldest {
+		return nil, &TooOldError{Requested: fromRV, Oldest: oldest}
+	}
+	var out []Event
+	for i := c.ring.firstAfter(fromRV); i < c.ring.len(); i++ {
+		if e, ok := m.view(c.ring.at(i)); ok {
+			out = append(out, e)
+		}
+	}
+	return out, nil
+}
+
+// Initial returns the events to deliver before those on Events: the
+// current state for a sendState watch, else the replayed events. They do
+// not count against the channel buffer.
+func (w *Watcher) Initial() []Event { return w.initial }
+
+// StartRV returns the cache RV when the watcher was registered: the
+// snapshot RV of a sendState watch's Initial events.
+func (w *Watcher) StartRV() uint64 { return w.startRV }
+
+// Events returns the live events. The channel is closed by Stop, by Close,
+// by Replace, or by an eviction when the watcher falls more than
+// watcherBuffer events behind; Evicted tells the last case apart. Events
+// already queued can still be read after the close.
+func (w *Watcher) Events() <-chan Event { return w.ch }
+
+// Evicted reports whether the watcher was dropped for falling behind. The
+// client should re-watch from the last RV it received.
+func (w *Watcher) Evicted() bool { return w.evicted.Load() }
+
+// Stop unregisters the watcher and closes its channel. It is idempotent
+// and safe to call concurrently with Apply, Replace and Close.
+func (w *Watcher) Stop() {
+	c := w.cache
+	c.watchMu.Lock()
+	defer c.watchMu.Unlock()
+	c.removeWatcherLocked(w, false)
+}
