@@ -1,0 +1,30 @@
+// Package listwatch serves the node-local, Kubernetes-compatible HTTP API.
+//
+// Reads (get, list, watch) of the configured resources are answered from
+// memory by pkg/versioncache, so kubelet, client-go and kubectl keep working
+// while the cloud kube-apiserver is unreachable. Everything else - writes,
+// subresources, unconfigured resources and unknown paths - is reverse-proxied
+// to the cloud with the daemon's credentials, or answered 503 with a
+// Retry-After while the cloud cannot be reached.
+//
+// The request and response semantics follow kube-apiserver: query parameters
+// are decoded and validated with apimachinery's ListOptions machinery,
+// every error is a metav1.Status built with k8s.io/apimachinery/pkg/api/errors,
+// lists are {"kind":"<Kind>List",...} bodies concatenated from the cached
+// objects' JSON, and watches stream newline-delimited JSON frames shared by
+// every watcher, with bookmarks on request.
+//
+// Files are named by what they do: router.go wires the routes, resolve.go
+// maps a path to a cached resource, options.go parses query parameters,
+// get.go, list.go and watch.go serve reads, wait.go waits for a too large
+// resourceVersion, proxy.go forwards to the cloud, discovery.go and
+// health.go serve the non-resource endpoints, negotiate.go checks Accept, and
+// status.go and recover.go write errors.
+//
+// Known gaps: responses are JSON only (protobuf-only clients get 406, Table
+// requests get a plain list); limit is ignored and a whole list is returned,
+// so a request that carries a continue token gets 400; exact lists are only
+// served at the cache's current resourceVersion (older ones get 410); the
+// WatchList protocol (sendInitialEvents) is rejected with 422 so clients fall
+// back to list+watch; the deprecated /api/v1/watch/... paths are proxied.
+package listwatch

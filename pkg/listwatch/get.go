@@ -1,0 +1,30 @@
+package listwatch
+
+import (
+	"net/http"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+)
+
+// serveGet answers a get of one object with its cached JSON.
+func (s *server) serveGet(w http.ResponseWriter, r *http.Request, t target) {
+	rv, err := parseGet(r.URL.Query())
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	if err := s.awaitRV(r.Context(), t.cache, rv); err != nil {
+		writeError(w, err)
+		return
+	}
+	obj, _, err := t.cache.Get(t.namespace, t.name)
+	if err != nil {
+		writeError(w, cacheError(err))
+		return
+	}
+	if obj == nil {
+		writeError(w, apierrors.NewNotFound(t.groupResource(), t.name))
+		return
+	}
+	writeJSON(w, obj.Raw, []byte{'\n'})
+}

@@ -1,0 +1,135 @@
+package listwatch
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/httputil"
+	"net/url"
+	"strings"
+	"time"
+
+	"k8s.io/client-go/rest"
+)
+
+// Bounds on cloud connections, so an unreachable cloud answers fast.
+const (
+	// cloudDialTimeout bounds connecting to the cloud: a blackholed link
+	// fails after it instead of after the kernel's SYN retries (~2 min).
+	cloudDialTimeout = 5 * time.Second
+	// cloudDialKeepAlive is the TCP keep-alive period of cloud connections,
+	// so a link that dies under a long-running request is noticed.
+	cloudDialKeepAlive = 30 * time.Second
+	// cloudResponseHeaderTimeout bounds the wait for the cloud's response
+	// headers, covering a connection that stalls after it was made. It is
+	// the longest an admission webhook may take (30 s), so slow but healthy
+	// writes still pass; long-running requests (watch, logs, exec) send
+	// their headers at once.
+	cloudResponseHeaderTimeout = 30 * time.Second
+)
+
+// impersonateHeaderPrefix starts the headers that ask the cloud to act as
+// another user. They are dropped so a local client cannot borrow the
+// daemon's credentials as someone else.
+const impersonateHeaderPrefix = "Impersonate-"
+
+// newCloudProxy returns a reverse proxy to the cloud that authenticates
+// with cfg's credentials, streams responses as they arrive (watches) and
+// passes protocol upgrades through. It answers 503 when the cloud cannot be
+// reached.
+func newCloudProxy(cfg *rest.Config, log *slog.Logger) (*httputil.ReverseProxy, error) {
+	target, _, err := rest.DefaultServerUrlFor(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("cloud URL: %w", err)
+	}
+	cfg = rest.CopyConfig(cfg)
+	cfg.Dial = boundedDial(cfg.Dial)
+	rt, err := rest.TransportFor(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("cloud transport: %w", err)
+	}
+	return &httputil.ReverseProxy{
+		Rewrite:       func(pr *httputil.ProxyRequest) { rewriteToCloud(pr, target) },
+		Transport:     &headerTimeoutTransport{next: rt, timeout: cloudResponseHeaderTimeout},
+		FlushInterval: -1,
+		ErrorLog:      slog.NewLogLogger(log.Handler(), slog.LevelDebug),
+		ErrorHandler:  cloudUnavailable(log),
+	}, nil
+}
+
+// rewriteToCloud points the outgoing request at the cloud and drops the
+// client's own credentials; the transport adds the daemon's.
+func rewriteToCloud(pr *httputil.ProxyRequest, target *url.URL) {
+	pr.SetURL(target)
+	pr.Out.Header.Del("Authorization")
+	for name := range pr.Out.Header {
+		if strings.HasPrefix(name, impersonateHeaderPrefix) {
+			pr.Out.Header.Del(name)
+		}
+	}
+}
+
+// cloudUnavailable answers a request the cloud could not take with 503 and
+// a retry hint.
+func cloudUnavailable(log *slog.Logger) func(http.ResponseWriter, *http.Request, error) {
+	return func(w http.ResponseWriter, r *http.Request, err error) {
+		if r.Context().Err() != nil {
+			return // the client went away; nobody reads an answer
+		}
+		log.Debug("cloud request failed", "method", r.Method, "path", r.URL.Path, "error", err)
+		writeError(w, errCloudUnavailable())
+	}
+}
+
+// serveProxy forwards a request to the cloud, or answers 503 when there is
+// no cloud.
+func (s *server) serveProxy(w http.ResponseWriter, r *http.Request) {
+	if s.cloud == nil {
+		writeError(w, errCloudUnavailable())
+		return
+	}
+	s.cloud.ServeHTTP(w, r)
+}
+
+// dialFunc is rest.Config.Dial.
+type dialFunc func(ctx context.Context, network, address string) (net.Conn, error)
+
+// boundedDial wraps dial (nil means a plain TCP dialer) with cloudDialTimeout.
+func boundedDial(dial dialFunc) dialFunc {
+	if dial == nil {
+		dial = (&net.Dialer{KeepAlive: cloudDialKeepAlive}).DialContext
+	}
+	return func(ctx context.Context, network, address string) (net.Conn, error) {
+		ctx, cancel := context.WithTimeout(ctx, cloudDialTimeout)
+		defer cancel()
+		return dial(ctx, network, address)
+	}
+}
+
+// headerTimeoutTransport fails a round trip whose response headers do not
+// arrive within timeout. The body, once headers arrived, is not limited: it
+// lives as long as the incoming request.
+type headerTimeoutTransport struct {
+	next    http.RoundTripper
+	timeout time.Duration
+}
+
+func (t *headerTimeoutTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	ctx, cancel := context.WithCancel(req.Context())
+	timer := time.AfterFunc(t.timeout, cancel)
+	resp, err := t.next.RoundTrip(req.WithContext(ctx))
+	if !timer.Stop() {
+		if err == nil {
+			_ = resp.Body.Close()
+		}
+		return nil, fmt.Errorf("no response headers from the cloud within %s", t.timeout)
+	}
+	if err != nil {
+		cancel()
+		return nil, err
+	}
+	// ctx is released when the incoming request ends.
+	return resp, nil
+}

@@ -1,0 +1,166 @@
+package listwatch
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/http/httputil"
+	"strings"
+
+	"github.com/gorilla/mux"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/rest"
+	"k8s.io/utils/clock"
+
+	"github.com/apiserver-lite/apiserver-lite/pkg/versioncache"
+)
+
+// Config configures the local API.
+type Config struct {
+	Caches         []*versioncache.Cache // configured resources, at most one per GVR
+	Cloud          *rest.Config          // the cloud kube-apiserver; nil means never reachable
+	CloudConnected func() bool           // cloud-link state from the sync loop; nil means false
+	Logger         *slog.Logger
+	Clock          clock.Clock // k8s.io/utils/clock; nil means the real clock
+}
+
+// coreGroupVersion is the legacy API group served under /api.
+var coreGroupVersion = schema.GroupVersion{Version: "v1"}
+
+// Path prefixes of the resource APIs.
+const (
+	corePrefix  = "/api/v1/"
+	groupPrefix = "/apis/"
+)
+
+// server holds the handler state. Every field is set by New and never
+// changed afterwards, so handlers read them without locking.
+type server struct {
+	caches    []*versioncache.Cache // in configuration order; no nil entries
+	resources map[schema.GroupVersionResource]*versioncache.Cache
+	cloud     *httputil.ReverseProxy // nil when no cloud is configured
+	connected func() bool            // never nil
+	log       *slog.Logger           // never nil
+	clock     clock.Clock            // never nil
+}
+
+// New returns the handler of the local API.
+func New(cfg Config) (http.Handler, error) {
+	s := &server{
+		caches:    make([]*versioncache.Cache, 0, len(cfg.Caches)),
+		resources: make(map[schema.GroupVersionResource]*versioncache.Cache, len(cfg.Caches)),
+		connected: cfg.CloudConnected,
+		log:       cfg.Logger,
+		clock:     cfg.Clock,
+	}
+	if s.connected == nil {
+		s.connected = func() bool { return false }
+	}
+	if s.log == nil {
+		s.log = slog.New(slog.DiscardHandler)
+	}
+	if s.clock == nil {
+		s.clock = clock.RealClock{}
+	}
+	for i, c := range cfg.Caches {
+		if err := s.addCache(c); err != nil {
+			return nil, fmt.Errorf("cache %d: %w", i, err)
+		}
+	}
+	if cfg.Cloud != nil {
+		p, err := newCloudProxy(cfg.Cloud, s.log)
+		if err != nil {
+			return nil, fmt.Errorf("cloud proxy: %w", err)
+		}
+		s.cloud = p
+	}
+	return s.recoverPanics(s.routes()), nil
+}
+
+func (s *server) addCache(c *versioncache.Cache) error {
+	if c == nil {
+		return errors.New("nil cache")
+	}
+	gvr := c.GVR()
+	if gvr.Resource == "" || gvr.Version == "" {
+		return fmt.Errorf("incomplete resource %q", gvr.String())
+	}
+	if _, dup := s.resources[gvr]; dup {
+		return fmt.Errorf("resource %q configured twice", gvr.String())
+	}
+	s.resources[gvr] = c
+	s.caches = append(s.caches, c)
+	return nil
+}
+
+// routes wires the endpoints. Reads of known paths are served locally;
+// any other method or path reaches the cloud proxy.
+func (s *server) routes() http.Handler {
+	r := mux.NewRouter()
+	// Proxied paths must reach the cloud byte for byte, so no redirects
+	// to cleaned paths.
+	r.SkipClean(true)
+	read := r.Methods(http.MethodGet, http.MethodHead).Subrouter()
+	read.Path("/healthz").HandlerFunc(s.serveLive)
+	read.Path("/livez").HandlerFunc(s.serveLive)
+	read.Path("/readyz").HandlerFunc(s.serveReady)
+	read.Path("/api").Handler(s.discovery(s.localAPIVersions))
+	read.Path("/api/v1").Handler(s.discovery(s.localCoreResources))
+	read.Path("/apis").Handler(s.discovery(s.localGroupList))
+	read.Path("/apis/{group}").Handler(s.discovery(s.localGroup))
+	read.Path("/apis/{group}/{version}").Handler(s.discovery(s.localGroupResources))
+	read.PathPrefix(corePrefix).HandlerFunc(s.serveCore)
+	read.PathPrefix(groupPrefix + "{group}/{version}/").HandlerFunc(s.serveGroup)
+	proxy := http.HandlerFunc(s.serveProxy)
+	r.NotFoundHandler = proxy
+	r.MethodNotAllowedHandler = proxy
+	read.NotFoundHandler = proxy
+	read.MethodNotAllowedHandler = proxy
+	return r
+}
+
+// serveCore serves /api/v1/... resource paths.
+func (s *server) serveCore(w http.ResponseWriter, r *http.Request) {
+	s.serveResource(w, r, coreGroupVersion, strings.TrimPrefix(r.URL.Path, corePrefix))
+}
+
+// serveGroup serves /apis/{group}/{version}/... resource paths.
+func (s *server) serveGroup(w http.ResponseWriter, r *http.Request) {
+	vars := mux.Vars(r)
+	gv := schema.GroupVersion{Group: vars["group"], Version: vars["version"]}
+	prefix := groupPrefix + gv.Group + "/" + gv.Version + "/"
+	s.serveResource(w, r, gv, strings.TrimPrefix(r.URL.Path, prefix))
+}
+
+// serveResource serves a GET or HEAD of a resource path: locally when it
+// names a configured resource without subresource, else through the cloud.
+func (s *server) serveResource(w http.ResponseWriter, r *http.Request, gv schema.GroupVersion, rest string) {
+	t, ok := s.resolve(gv, strings.Split(rest, "/"))
+	if !ok {
+		s.serveProxy(w, r)
+		return
+	}
+	if !t.ready() {
+		writeError(w, errStorageInitializing())
+		return
+	}
+	if err := negotiate(r); err != nil {
+		writeError(w, err)
+		return
+	}
+	if t.name != "" {
+		s.serveGet(w, r, t)
+		return
+	}
+	req, err := parseList(r.URL.Query(), t)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	if req.opts.Watch {
+		s.serveWatch(w, r, t, req)
+		return
+	}
+	s.serveList(w, r, t, req)
+}
