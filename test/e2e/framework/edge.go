@@ -1,0 +1,77 @@
+//go:build e2e
+
+package framework
+
+import (
+	"net/http"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+)
+
+// edgeReadyTimeout bounds apiserver-lite's start until its /readyz is OK,
+// including the initial list of every synced resource from the cloud.
+const edgeReadyTimeout = time.Minute
+
+// StartEdge starts apiserver-lite with its cloud kubeconfig, data dir
+// Dir/edge-data and EdgeURL's port, and waits until its /readyz is OK. After
+// KillEdge it restarts the daemon on the same data dir and port.
+func (c *Cluster) StartEdge() {
+	c.t.Helper()
+	if c.edge == nil {
+		c.edge = c.newProcess("apiserver-lite", c.Bins.APIServerLite, c.edgeArgs()...)
+	}
+	c.startProcess(c.edge)
+	check := httpOK(&http.Client{}, c.EdgeURL+"/readyz")
+	if err := waitFor(c.t.Context(), c.edge, "apiserver-lite /readyz", edgeReadyTimeout, check); err != nil {
+		c.t.Fatalf("%v\n%s", err, c.edge.Tail(logTailLines))
+	}
+}
+
+// edgeArgs are apiserver-lite's documented flags for this cluster.
+func (c *Cluster) edgeArgs() []string {
+	args := []string{
+		"--kubeconfig", c.EdgeCloudKubeconfig,
+		"--data-dir", filepath.Join(c.Dir, "edge-data"),
+		"--listen-address", loopback(c.EdgePort),
+		"--node-name", c.NodeName,
+	}
+	if c.opts.WatchCacheSize > 0 {
+		args = append(args, "--watch-cache-size", strconv.Itoa(c.opts.WatchCacheSize))
+	}
+	return args
+}
+
+// KillEdge sends SIGKILL to apiserver-lite, as in a node crash.
+func (c *Cluster) KillEdge() {
+	c.t.Helper()
+	if c.edge == nil {
+		c.t.Fatalf("kill edge: apiserver-lite was never started")
+	}
+	if err := c.edge.Kill(); err != nil {
+		c.t.Fatalf("kill edge: %v", err)
+	}
+}
+
+// EdgeProcess returns the apiserver-lite process, or nil before StartEdge.
+func (c *Cluster) EdgeProcess() *Process {
+	return c.edge
+}
+
+// EdgeConfig returns a client config for apiserver-lite's local API.
+func (c *Cluster) EdgeConfig() *rest.Config {
+	return &rest.Config{Host: c.EdgeURL}
+}
+
+// EdgeClient returns a clientset talking to apiserver-lite's local API.
+func (c *Cluster) EdgeClient() kubernetes.Interface {
+	c.t.Helper()
+	cs, err := kubernetes.NewForConfig(c.EdgeConfig())
+	if err != nil {
+		c.t.Fatalf("edge clientset: %v", err)
+	}
+	return cs
+}

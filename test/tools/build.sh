@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# Builds the real control plane and clients the e2e tests run against:
+# etcd, kube-apiserver, kubectl and kubemark, from the wrapper modules next to
+# this script, using only the Go toolchain and the module proxy.
+#
+# Binaries are cached per version under
+#   ${APISERVER_LITE_TOOLS_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/apiserver-lite/tools}/<version>/
+# and each is built only when missing, so only the first run pays for the
+# build (several minutes for kube-apiserver). Each binary is built under a
+# temporary name and renamed into place, so an interrupted build never leaves
+# a truncated binary behind.
+#
+# Progress goes to stderr; the only line on stdout is the bin dir, e.g.
+#   export APISERVER_LITE_TOOLS_BIN="$(test/tools/build.sh)"
+set -euo pipefail
+
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+
+# module_version prints the version a wrapper go.mod requires for a module.
+module_version() {
+	local gomod="$1" module="$2" version
+	version="$(awk -v m="$module" '$1 == "require" && $2 == m { print $3 } $1 == m && $2 ~ /^v/ { print $2 }' "$gomod" | head -n1)"
+	if [[ -z "$version" ]]; then
+		echo "build.sh: no version of $module in $gomod" >&2
+		exit 1
+	fi
+	echo "$version"
+}
+
+etcd_version="$(module_version "$here/etcd/go.mod" go.etcd.io/etcd/server/v3)"
+kube_version="$(module_version "$here/kubernetes/go.mod" k8s.io/kubernetes)"
+platform="$(go env GOOS)-$(go env GOARCH)"
+version="kubernetes-${kube_version}_etcd-${etcd_version}_${platform}"
+tools_dir="${APISERVER_LITE_TOOLS_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/apiserver-lite/tools}"
+bin_dir="$tools_dir/$version"
+mkdir -p "$bin_dir"
+
+# The wrapper modules are standalone; a go.work elsewhere must not leak in.
+export GOWORK=off
+export GOFLAGS="${GOFLAGS:-} -mod=readonly"
+
+# Version stamps a release build sets, so /version and kubectl version report
+# the real release instead of v0.0.0-master.
+kube_minor="${kube_version#v1.}"
+kube_minor="${kube_minor%%.*}"
+kube_ldflags=""
+for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
+	kube_ldflags+=" -X $pkg.gitVersion=$kube_version -X $pkg.gitMajor=1 -X $pkg.gitMinor=$kube_minor"
+	kube_ldflags+=" -X $pkg.gitTreeState=clean"
+done
+
+# build_one builds package pkg from module dir mod into $bin_dir/name unless
+# that file already exists. Extra arguments are passed to go build.
+build_one() {
+	local mod="$1" pkg="$2" name="$3"
+	shift 3
+	local out="$bin_dir/$name"
+	if [[ -x "$out" ]]; then
+		echo "build.sh: $name cached at $out" >&2
+		return
+	fi
+	# Global, so the EXIT trap still sees it if go build fails.
+	partial="$bin_dir/.$name.tmp.$$"
+	trap 'rm -f "$partial"' EXIT
+	echo "build.sh: building $name from $pkg ..." >&2
+	local start=$SECONDS
+	(cd "$here/$mod" && go build -trimpath "$@" -o "$partial" "$pkg")
+	mv -f "$partial" "$out"
+	trap - EXIT
+	echo "build.sh: built $name in $((SECONDS - start))s" >&2
+}
+
+# Serialize concurrent runs on one cache dir so they do not build twice.
+if command -v flock >/dev/null 2>&1; then
+	exec 9>"$bin_dir/.lock"
+	flock 9
+fi
+
+build_one etcd go.etcd.io/etcd/server/v3 etcd
+build_one kubernetes k8s.io/kubernetes/cmd/kube-apiserver kube-apiserver -ldflags "$kube_ldflags"
+build_one kubernetes k8s.io/kubernetes/cmd/kubectl kubectl -ldflags "$kube_ldflags"
+build_one kubernetes k8s.io/kubernetes/cmd/kubemark kubemark -ldflags "$kube_ldflags"
+
+echo "$bin_dir"
