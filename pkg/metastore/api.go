@@ -1,9 +1,6 @@
 package metastore
 
-import (
-	"context"
-	"errors"
-)
+import "errors"
 
 // ErrWatermarkRegression is returned by Apply when the new watermark is
 // lower than the stored one: the watermark never moves backwards.
@@ -11,6 +8,18 @@ var ErrWatermarkRegression = errors.New("watermark regression")
 
 // ErrNotFound is returned by GetMeta for an unknown key.
 var ErrNotFound = errors.New("not found")
+
+// ErrSchemaTooNew is returned by Open when the database was migrated by a
+// newer version of this code: its schema may not be understood, so it is
+// left untouched.
+var ErrSchemaTooNew = errors.New("schema version newer than supported")
+
+// ErrClosed is returned by every method called after Close, including a
+// second Close.
+var ErrClosed = errors.New("metastore closed")
+
+// ErrCorrupt is returned by IntegrityCheck when SQLite reports damage.
+var ErrCorrupt = errors.New("database integrity check failed")
 
 // Object is one stored object of a resource.
 type Object struct {
@@ -26,6 +35,3 @@ type Op struct {
 	Delete bool
 	Object Object
 }
-
-// placeholder signatures; replaced by the implementation.
-var _ = context.Background

@@ -1,0 +1,31 @@
+// Package metastore is the durable state of apiserver-lite: every object the
+// node has synced from the cloud, keyed by (resource, namespace, name) and
+// stored with its unchanged cloud resourceVersion, plus one watermark per
+// resource and a small key/value table for discovery and version metadata.
+//
+// Storage is a single SQLite file in WAL mode with synchronous=FULL, so a
+// batch returned by Apply without error has been fsynced and survives a
+// crash or power loss; callers publish events to clients only after that.
+//
+// Invariants:
+//
+//   - A resource's watermark is never ahead of its data, nor behind it: Apply
+//     writes the objects of a batch and the watermark in one transaction, so
+//     after any crash the stored objects are exactly the state at the stored
+//     watermark.
+//   - The watermark never decreases: Apply rejects a lower watermark with
+//     ErrWatermarkRegression and writes nothing. An equal watermark is allowed
+//     (a re-list at an unchanged resourceVersion). Only Drop resets it.
+//   - A batch is all or nothing: on any error the transaction rolls back and
+//     no reader ever sees part of it.
+//   - Load reads objects and watermark in one read transaction, so the pair
+//     is a consistent snapshot even while Apply runs.
+//
+// Concurrency: all writes go through one SQLite connection, which serializes
+// them inside the process and avoids SQLITE_BUSY between writers. Reads use
+// a separate pool of query-only connections and, thanks to WAL, run in
+// parallel with the writer without blocking it.
+//
+// The schema is versioned: Open applies any pending migrations in order and
+// refuses (ErrSchemaTooNew) a database written by a newer schema.
+package metastore

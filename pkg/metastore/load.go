@@ -1,0 +1,108 @@
+package metastore
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+)
+
+const (
+	loadObjectsSQL = `SELECT namespace, name, rv, raw FROM objects
+WHERE resource = ? ORDER BY namespace, name`
+	listResourcesSQL = `SELECT resource FROM sync_state ORDER BY resource`
+)
+
+// Load returns every stored object of resource, ordered by namespace and
+// name, and its watermark (0 if never synced), read in one transaction.
+func (s *Store) Load(ctx context.Context, resource string) ([]Object, uint64, error) {
+	if err := s.checkOpen(); err != nil {
+		return nil, 0, fmt.Errorf("load %s: %w", resource, err)
+	}
+	var objs []Object
+	var wm uint64
+	err := s.inReadTx(ctx, func(tx *sql.Tx) error {
+		var err error
+		if wm, err = scanWatermark(tx.QueryRowContext(ctx, getWatermarkSQL, resource)); err != nil {
+			return err
+		}
+		objs, err = loadObjectsTx(ctx, tx, resource)
+		return err
+	})
+	if err != nil {
+		return nil, 0, fmt.Errorf("load %s: %w", resource, err)
+	}
+	return objs, wm, nil
+}
+
+// loadObjectsTx reads resource's objects in (namespace, name) order.
+func loadObjectsTx(ctx context.Context, tx *sql.Tx, resource string) ([]Object, error) {
+	rows, err := tx.QueryContext(ctx, loadObjectsSQL, resource)
+	if err != nil {
+		return nil, fmt.Errorf("query objects: %w", err)
+	}
+	defer rows.Close()
+	var objs []Object
+	for rows.Next() {
+		var o Object
+		var rv int64
+		if err := rows.Scan(&o.Namespace, &o.Name, &rv, &o.Raw); err != nil {
+			return nil, fmt.Errorf("scan object: %w", err)
+		}
+		o.RV = uint64(rv) // the schema CHECKs rv >= 0
+		objs = append(objs, o)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("read objects: %w", err)
+	}
+	return objs, nil
+}
+
+// Watermark returns resource's watermark, 0 if never synced.
+func (s *Store) Watermark(ctx context.Context, resource string) (uint64, error) {
+	if err := s.checkOpen(); err != nil {
+		return 0, fmt.Errorf("watermark %s: %w", resource, err)
+	}
+	wm, err := scanWatermark(s.reader.QueryRowContext(ctx, getWatermarkSQL, resource))
+	if err != nil {
+		return 0, fmt.Errorf("watermark %s: %w", resource, err)
+	}
+	return wm, nil
+}
+
+// scanWatermark reads a watermark row; no row means never synced (0).
+func scanWatermark(row *sql.Row) (uint64, error) {
+	var wm int64
+	err := row.Scan(&wm)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("read watermark: %w", err)
+	}
+	return uint64(wm), nil // the schema CHECKs watermark >= 0
+}
+
+// Resources lists every resource key that has a sync state.
+func (s *Store) Resources(ctx context.Context) ([]string, error) {
+	if err := s.checkOpen(); err != nil {
+		return nil, fmt.Errorf("list resources: %w", err)
+	}
+	rows, err := s.reader.QueryContext(ctx, listResourcesSQL)
+	if err != nil {
+		return nil, fmt.Errorf("list resources: %w", err)
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var r string
+		if err := rows.Scan(&r); err != nil {
+			return nil, fmt.Errorf("list resources: %w", err)
+		}
+		out = append(out, r)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("list resources: %w", err)
+	}
+	return out, nil
+}

@@ -1,0 +1,41 @@
+package metastore
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+)
+
+const (
+	putMetaSQL = `INSERT INTO meta (key, value) VALUES (?, ?)
+ON CONFLICT (key) DO UPDATE SET value = excluded.value`
+	getMetaSQL = `SELECT value FROM meta WHERE key = ?`
+)
+
+// PutMeta stores an opaque value under key (discovery info, cloud version).
+func (s *Store) PutMeta(ctx context.Context, key string, value []byte) error {
+	if err := s.checkOpen(); err != nil {
+		return fmt.Errorf("put meta %s: %w", key, err)
+	}
+	if _, err := s.writer.ExecContext(ctx, putMetaSQL, key, value); err != nil {
+		return fmt.Errorf("put meta %s: %w", key, err)
+	}
+	return nil
+}
+
+// GetMeta returns the value stored under key, or ErrNotFound.
+func (s *Store) GetMeta(ctx context.Context, key string) ([]byte, error) {
+	if err := s.checkOpen(); err != nil {
+		return nil, fmt.Errorf("get meta %s: %w", key, err)
+	}
+	var value []byte
+	err := s.reader.QueryRowContext(ctx, getMetaSQL, key).Scan(&value)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, fmt.Errorf("get meta %s: %w", key, ErrNotFound)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("get meta %s: %w", key, err)
+	}
+	return value, nil
+}
