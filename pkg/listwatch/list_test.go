@@ -232,3 +232,27 @@ func TestFieldLabelsAreKindAndGroupSpecific(t *testing.T) {
 		t.Errorf("got no error for spec.nodeName on %v, want one", gk)
 	}
 }
+
+// The kubelet lists services with spec.clusterIP!=None; secrets and
+// namespaces have kind-specific fields too.
+func TestKindSpecificFieldLabels(t *testing.T) {
+	tests := []struct {
+		kind, sel string
+		ok        bool
+	}{
+		{"Service", "spec.clusterIP!=None", true},
+		{"Service", "spec.type=NodePort", true},
+		{"Secret", "type=kubernetes.io/tls", true},
+		{"Namespace", "status.phase=Active,name=ns", true},
+		{"ConfigMap", "type=x", false},
+		{"Service", "spec.nodeName=n", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.kind+" "+tt.sel, func(t *testing.T) {
+			_, err := convertFieldSelector(mustFieldSelector(t, tt.sel), schema.GroupKind{Kind: tt.kind})
+			if got := err == nil; got != tt.ok {
+				t.Errorf("got accepted=%v (%v), want %v", got, err, tt.ok)
+			}
+		})
+	}
+}

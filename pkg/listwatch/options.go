@@ -117,7 +117,10 @@ var (
 		{Kind: "Pod"}: sets.New("spec.nodeName", "spec.restartPolicy", "spec.schedulerName",
 			"spec.serviceAccountName", "spec.hostNetwork", "status.phase", "status.podIP",
 			"status.nominatedNodeName"),
-		{Kind: "Node"}: sets.New("spec.unschedulable"),
+		{Kind: "Node"}:      sets.New("spec.unschedulable"),
+		{Kind: "Service"}:   sets.New("spec.clusterIP", "spec.type"),
+		{Kind: "Secret"}:    sets.New("type"),
+		{Kind: "Namespace"}: sets.New("status.phase", "name"),
 	}
 	// fieldAliases maps deprecated field labels to the ones objects carry.
 	fieldAliases = map[schema.GroupKind]map[string]string{

@@ -17,6 +17,9 @@ const (
 	coreAPIVersion = "v1"
 	kindPod        = "Pod"
 	kindNode       = "Node"
+	kindService    = "Service"
+	kindSecret     = "Secret"
+	kindNamespace  = "Namespace"
 )
 
 // Field selector labels, as kube-apiserver names them.
@@ -38,11 +41,19 @@ type objectDoc struct {
 	Metadata   *objectMeta     `json:"metadata"`
 	Spec       *selectableSpec `json:"spec"`
 	Status     *podStatus      `json:"status"`
+	Type       string          `json:"type"` // a Secret's type
 }
 
 type selectableSpec struct {
 	podSpec
 	nodeSpec
+	serviceSpec
+}
+
+// serviceSpec holds the v1 Service fields a field selector may name.
+type serviceSpec struct {
+	ClusterIP string `json:"clusterIP"`
+	Type      string `json:"type"`
 }
 
 // objectHeader is objectDoc with spec and status kept raw, for objects
@@ -54,6 +65,7 @@ type objectHeader struct {
 	Metadata   *objectMeta     `json:"metadata"`
 	Spec       json.RawMessage `json:"spec"`
 	Status     json.RawMessage `json:"status"`
+	Type       json.RawMessage `json:"type"`
 }
 
 type objectMeta struct {
@@ -119,30 +131,35 @@ func NewObject(raw []byte) (*Object, error) {
 	}, nil
 }
 
-// decodeByKind decodes raw into d, decoding spec and status only for the
-// kinds that have selectable fields in them.
+// decodeByKind decodes raw into d, decoding spec, status and type only for
+// the core kinds that have selectable fields in them.
 func decodeByKind(raw []byte, d *objectDoc) error {
 	var h objectHeader
 	if err := utiljson.Unmarshal(raw, &h); err != nil {
 		return err
 	}
 	*d = objectDoc{APIVersion: h.APIVersion, Kind: h.Kind, Metadata: h.Metadata}
-	if h.APIVersion != coreAPIVersion || (h.Kind != kindPod && h.Kind != kindNode) {
+	if h.APIVersion != coreAPIVersion {
 		return nil
 	}
-	d.Spec = &selectableSpec{}
-	if h.Kind == kindNode {
-		if err := decodeOptional(h.Spec, &d.Spec.nodeSpec); err != nil {
-			return fmt.Errorf("decode node spec: %w", err)
+	d.Spec, d.Status = &selectableSpec{}, &podStatus{}
+	var err error
+	switch h.Kind {
+	case kindNode:
+		err = decodeOptional(h.Spec, &d.Spec.nodeSpec)
+	case kindService:
+		err = decodeOptional(h.Spec, &d.Spec.serviceSpec)
+	case kindSecret:
+		err = decodeOptional(h.Type, &d.Type)
+	case kindNamespace:
+		err = decodeOptional(h.Status, d.Status)
+	case kindPod:
+		if err = decodeOptional(h.Spec, &d.Spec.podSpec); err == nil {
+			err = decodeOptional(h.Status, d.Status)
 		}
-		return nil
 	}
-	d.Status = &podStatus{}
-	if err := decodeOptional(h.Spec, &d.Spec.podSpec); err != nil {
-		return fmt.Errorf("decode pod spec: %w", err)
-	}
-	if err := decodeOptional(h.Status, d.Status); err != nil {
-		return fmt.Errorf("decode pod status: %w", err)
+	if err != nil {
+		return fmt.Errorf("decode %s: %w", h.Kind, err)
 	}
 	return nil
 }
@@ -176,6 +193,14 @@ func selectableFields(d *objectDoc) fields.Set {
 			return podSelectableFields(d.Metadata, &spec.podSpec, status)
 		case kindNode:
 			return nodeSelectableFields(d.Metadata, &spec.nodeSpec)
+		case kindService:
+			return serviceSelectableFields(d.Metadata, &spec.serviceSpec)
+		case kindSecret:
+			fs := metaFields(d.Metadata, 3)
+			fs["type"] = d.Type // SecretToSelectableFields
+			return fs
+		case kindNamespace:
+			return namespaceSelectableFields(d.Metadata, d.Status)
 		}
 	}
 	return metaFields(d.Metadata, 2)
@@ -218,6 +243,28 @@ func podSelectableFields(m *objectMeta, spec *podSpec, status *podStatus) fields
 func nodeSelectableFields(m *objectMeta, spec *nodeSpec) fields.Set {
 	fs := metaFields(m, 3)
 	fs["spec.unschedulable"] = strconv.FormatBool(spec.Unschedulable)
+	return fs
+}
+
+// serviceSelectableFields mirrors pkg/registry/core/service/strategy.go
+// ServiceToSelectableFields.
+func serviceSelectableFields(m *objectMeta, spec *serviceSpec) fields.Set {
+	fs := metaFields(m, 4)
+	fs["spec.clusterIP"] = spec.ClusterIP
+	fs["spec.type"] = spec.Type
+	return fs
+}
+
+// namespaceSelectableFields mirrors pkg/registry/core/namespace/strategy.go
+// NamespaceToSelectableFields, with its legacy "name" field.
+func namespaceSelectableFields(m *objectMeta, status *podStatus) fields.Set {
+	phase := ""
+	if status != nil {
+		phase = status.Phase
+	}
+	fs := metaFields(m, 4)
+	fs["status.phase"] = phase
+	fs["name"] = m.Name
 	return fs
 }
 

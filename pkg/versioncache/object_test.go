@@ -86,6 +86,30 @@ func TestNewObjectFields(t *testing.T) {
 			wantFields: fields.Set{"metadata.name": "n1", "metadata.namespace": "", "spec.unschedulable": "false"},
 		},
 		{
+			name:   "service cluster IP and type",
+			raw:    `{"apiVersion":"v1","kind":"Service","metadata":{"namespace":"ns","name":"s","resourceVersion":"4"},"spec":{"clusterIP":"None","type":"ClusterIP"}}`,
+			wantNS: "ns", wantName: "s", wantRV: 4,
+			wantFields: fields.Set{"metadata.name": "s", "metadata.namespace": "ns", "spec.clusterIP": "None", "spec.type": "ClusterIP"},
+		},
+		{
+			name:   "secret type",
+			raw:    `{"apiVersion":"v1","kind":"Secret","metadata":{"namespace":"ns","name":"t","resourceVersion":"5"},"type":"kubernetes.io/tls"}`,
+			wantNS: "ns", wantName: "t", wantRV: 5,
+			wantFields: fields.Set{"metadata.name": "t", "metadata.namespace": "ns", "type": "kubernetes.io/tls"},
+		},
+		{
+			name:     "namespace phase and legacy name",
+			raw:      `{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"ns","resourceVersion":"6"},"status":{"phase":"Active"}}`,
+			wantName: "ns", wantRV: 6,
+			wantFields: fields.Set{"metadata.name": "ns", "metadata.namespace": "", "status.phase": "Active", "name": "ns"},
+		},
+		{
+			name:   "custom kind with an object type field",
+			raw:    `{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"namespace":"ns","name":"w","resourceVersion":"8"},"type":{"a":1}}`,
+			wantNS: "ns", wantName: "w", wantRV: 8,
+			wantFields: meta("ns", "w"),
+		},
+		{
 			name:   "configmap has metadata fields only",
 			raw:    `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"namespace":"kube-system","name":"cm","resourceVersion":"18446744073709551615"},"data":{"a":"b"}}`,
 			wantNS: "kube-system", wantName: "cm", wantRV: 18446744073709551615,
@@ -147,9 +171,9 @@ func TestNewObjectErrors(t *testing.T) {
 		{"rv as json number", `{"metadata":{"name":"a","resourceVersion":5}}`, "decode object"},
 		{"keys are case-sensitive", `{"Metadata":{"Name":"a","ResourceVersion":"1"}}`, "missing metadata.name"},
 		{"label value not a string", `{"metadata":{"name":"a","resourceVersion":"1","labels":{"x":1}}}`, "decode object"},
-		{"pod nodeName not a string", `{"apiVersion":"v1","kind":"Pod","metadata":{"name":"a","resourceVersion":"1"},"spec":{"nodeName":1}}`, "decode pod spec"},
-		{"pod status not an object", `{"apiVersion":"v1","kind":"Pod","metadata":{"name":"a","resourceVersion":"1"},"status":[]}`, "decode pod status"},
-		{"node unschedulable not a bool", `{"apiVersion":"v1","kind":"Node","metadata":{"name":"a","resourceVersion":"1"},"spec":{"unschedulable":"yes"}}`, "decode node spec"},
+		{"pod nodeName not a string", `{"apiVersion":"v1","kind":"Pod","metadata":{"name":"a","resourceVersion":"1"},"spec":{"nodeName":1}}`, "decode Pod"},
+		{"pod status not an object", `{"apiVersion":"v1","kind":"Pod","metadata":{"name":"a","resourceVersion":"1"},"status":[]}`, "decode Pod"},
+		{"node unschedulable not a bool", `{"apiVersion":"v1","kind":"Node","metadata":{"name":"a","resourceVersion":"1"},"spec":{"unschedulable":"yes"}}`, "decode Node"},
 		{"trailing data", `{"metadata":{"name":"a","resourceVersion":"1"}} x`, "decode object"},
 	}
 	for _, tt := range tests {
