@@ -2,6 +2,8 @@ package versioncache
 
 import (
 	"fmt"
+	"runtime"
+	"slices"
 	"testing"
 
 	"k8s.io/apimachinery/pkg/watch"
@@ -83,4 +85,36 @@ func BenchmarkNewObject(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// BenchmarkStateMemory reports the live heap a cache of 10k pods holds per
+// object, including each pod's raw JSON (a minimal pod of about 150 bytes,
+// so the figure is mostly the per-object overhead: labels, the pod's ten
+// selectable fields and the index).
+func BenchmarkStateMemory(b *testing.B) {
+	const objects = 10000
+	raws := make([][]byte, objects)
+	for i := range raws {
+		raws[i] = podJSON("ns", fmt.Sprintf("pod-%05d", i), uint64(i+1), "web", "node-1")
+	}
+	var perObject float64
+	for b.Loop() {
+		before := liveHeap()
+		c := New(GVR{Version: "v1", Resource: "pods"}, DefaultCapacity)
+		objs := make([]*Object, objects)
+		for i, raw := range raws {
+			objs[i] = MustNewObject(b, slices.Clone(raw))
+		}
+		c.Replace(objs, objects)
+		perObject = float64(liveHeap()-before) / objects
+		runtime.KeepAlive(c)
+	}
+	b.ReportMetric(perObject, "heap-B/object")
+}
+
+func liveHeap() uint64 {
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return m.HeapAlloc
 }
