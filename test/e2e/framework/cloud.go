@@ -110,6 +110,7 @@ func (c *Cluster) startAPIServer() {
 		"--service-account-signing-key-file", p.SAKey,
 		"--service-cluster-ip-range", serviceClusterIPRange,
 	)
+	c.apiserver.Args = append(c.apiserver.Args, c.opts.CloudArgs...)
 	c.StartCloud()
 }
 

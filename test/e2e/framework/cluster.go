@@ -28,6 +28,13 @@ type Options struct {
 	// Namespaces are prepared like "default": ServiceAccount default and
 	// ConfigMap kube-root-ca.crt, which no controller-manager creates here.
 	Namespaces []string
+	// CloudArgs are extra kube-apiserver flags, appended after the
+	// framework's own.
+	CloudArgs []string
+	// EdgeLink routes apiserver-lite's cloud connection through a loopback
+	// proxy that CutLink and RestoreLink control; the admin keeps its
+	// direct connection.
+	EdgeLink bool
 }
 
 // Cluster is one cloud control plane and one apiserver-lite edge node, all
@@ -66,6 +73,8 @@ type Cluster struct {
 	apiserver *Process
 	edge      *Process
 	kubemark  *Process
+	// link is the edge's cloud link proxy; nil unless Options.EdgeLink.
+	link *linkProxy
 
 	mu sync.Mutex
 	// procs lists every process ever created, in start order, for teardown
@@ -90,6 +99,9 @@ func New(t testing.TB, opts Options) *Cluster {
 	c.Bins = bins
 	t.Cleanup(c.teardown)
 	c.writeCredentials()
+	if opts.EdgeLink {
+		c.startLink()
+	}
 	c.startEtcd()
 	c.startAPIServer()
 	c.applyRBAC()
