@@ -5,6 +5,8 @@
 #   make test-unit   lint + unit tests only (fast)
 #   make bench       benchmarks, written to docs/benchmarks.txt
 #   make fuzz        a short run of every fuzz target
+#   make demo        throwaway control plane + apiserver-lite + hollow kubelet,
+#                    with a scripted outage and recovery (Ctrl-C to stop)
 #   make run         run against the cluster in KUBECONFIG
 #   make install     install binary, systemd unit and example config
 
@@ -24,7 +26,7 @@ E2E_TIMEOUT ?= 40m
 # cgo is required by github.com/mattn/go-sqlite3.
 export CGO_ENABLED := 1
 
-.PHONY: all build lint test test-unit test-e2e tools bench fuzz run install clean
+.PHONY: all build lint test test-unit test-e2e tools bench fuzz demo run install clean
 
 all: build
 
@@ -62,6 +64,13 @@ fuzz:
 	    $(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) $$pkg || exit 1; \
 	  done; \
 	done
+
+# DEMO_FLAGS=-once exits after the scripted outage and recovery.
+demo: build tools
+	$(GO) build -tags e2e -o $(BIN_DIR)/demo ./test/demo
+	APISERVER_LITE_BIN=$(abspath $(BINARY)) \
+	APISERVER_LITE_TOOLS_BIN=$$(test/tools/build.sh) \
+	exec $(BIN_DIR)/demo $(DEMO_FLAGS)
 
 run: build
 	$(BINARY) --kubeconfig $(KUBECONFIG) --data-dir $(DATA_DIR) --node-name $(NODE_NAME)
