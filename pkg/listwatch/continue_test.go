@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/tools/pager"
 
@@ -297,4 +298,66 @@ func apiMetaEach(obj runtime.Object, fn func(*corev1.ConfigMap)) error {
 		fn(cm)
 		return nil
 	})
+}
+
+// Field selectors a kind does not support get kube-apiserver's 400, worded
+// by the kind's conversion function or the default one.
+func TestFieldSelectorRefusals(t *testing.T) {
+	tests := []struct {
+		kind        schema.GroupKind
+		sel         string
+		wantMessage string
+	}{
+		{schema.GroupKind{Kind: "ConfigMap"}, "spec.foo=x", `"spec.foo" is not a known field selector: only "metadata.name", "metadata.namespace"`},
+		{schema.GroupKind{Group: "coordination.k8s.io", Kind: "Lease"}, "spec.holderIdentity=x", `"spec.holderIdentity" is not a known field selector: only "metadata.name", "metadata.namespace"`},
+		{schema.GroupKind{Group: "example.com", Kind: "Pod"}, "spec.nodeName=x", `"spec.nodeName" is not a known field selector: only "metadata.name", "metadata.namespace"`},
+		{schema.GroupKind{Kind: "Pod"}, "spec.foo=x", "field label not supported: spec.foo"},
+		{schema.GroupKind{Kind: "Node"}, "metadata.namespace=x", "field label not supported: metadata.namespace"},
+		{schema.GroupKind{Kind: "Namespace"}, "name=x", "field label not supported: name"},
+		{schema.GroupKind{Group: "batch", Kind: "Job"}, "spec.foo=x", `field label "spec.foo" not supported for Job`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.kind.String()+" "+tt.sel, func(t *testing.T) {
+			_, err := convertFieldSelector(mustFieldSelector(t, tt.sel), tt.kind)
+			if err == nil || err.Error() != tt.wantMessage {
+				t.Errorf("got %v, want %q", err, tt.wantMessage)
+			}
+		})
+	}
+	f := newFixture(t)
+	srv := MustServer(t, Config{Caches: f.caches()})
+	for _, path := range []string{
+		"/apis/coordination.k8s.io/v1/leases?fieldSelector=spec.foo%3Dx",
+		"/apis/coordination.k8s.io/v1/leases?watch=true&fieldSelector=spec.foo%3Dx",
+	} {
+		r := MustGet(t, srv.URL+path)
+		st := MustStatus(t, r)
+		if want := `"spec.foo" is not a known field selector: only "metadata.name", "metadata.namespace"`; r.code != 400 || st.Reason != metav1.StatusReasonBadRequest || st.Message != want {
+			t.Errorf("%s: got %d %s %q, want 400 BadRequest %q", path, r.code, st.Reason, st.Message, want)
+		}
+	}
+}
+
+// Through the HTTP layer, an object whose labels stop matching a watch's
+// selector arrives as DELETED with its last matching state and the
+// change's RV, and one that starts matching as ADDED; replayed history
+// from a resourceVersion follows the same rule.
+func TestWatchLabelSelectorTransitions(t *testing.T) {
+	f := newFixture(t)
+	srv := MustServer(t, Config{Caches: f.caches()})
+	live := MustWatch(t, srv.URL+"/api/v1/pods?watch=true&resourceVersion=20&labelSelector=app%3Dweb")
+	MustApply(t, f.pods, 21, watch.Modified, podJSON("default", "web-1", 21, "node-a", "Running", map[string]string{"app": "other"}))
+	MustApply(t, f.pods, 22, watch.Modified, podJSON("kube-system", "dns-1", 22, "node-a", "Running", map[string]string{"app": "web"}))
+	MustApply(t, f.pods, 23, watch.Modified, podJSON("default", "web-2", 23, "node-b", "Failed", map[string]string{"app": "web"}))
+	MustApply(t, f.pods, 24, watch.Modified, podJSON("default", "web-1", 24, "node-a", "Running", map[string]string{"app": "still-other"}))
+	want := []string{"DELETED default/web-1 21", "ADDED kube-system/dns-1 22", "MODIFIED default/web-2 23"}
+	first := live.MustFrame(t)
+	if !strings.Contains(first, `"tier":"front"`) {
+		t.Errorf("got DELETED frame %s, want the last matching state (labels app=web, tier=front)", first)
+	}
+	m := MustDecodeFrame(t, first)
+	got := append([]string{m.Type + " " + m.Object.Metadata.Namespace + "/" + m.Object.Metadata.Name + " " + m.Object.Metadata.ResourceVersion}, live.MustFrames(t, 2)...)
+	checkFrames(t, got, want)
+	replay := MustWatch(t, srv.URL+"/api/v1/pods?watch=true&resourceVersion=20&labelSelector=app%3Dweb")
+	checkFrames(t, replay.MustFrames(t, 3), want)
 }

@@ -149,7 +149,7 @@ func TestListErrors(t *testing.T) {
 		wantMessage string // substring
 	}{
 		{"unsupported pod field", "/api/v1/pods?fieldSelector=spec.foo%3Dx", 400, "BadRequest", "field label not supported: spec.foo"},
-		{"pod field on configmaps", "/api/v1/configmaps?fieldSelector=spec.nodeName%3Dx", 400, "BadRequest", "field label not supported: spec.nodeName"},
+		{"pod field on configmaps", "/api/v1/configmaps?fieldSelector=spec.nodeName%3Dx", 400, "BadRequest", `"spec.nodeName" is not a known field selector: only "metadata.name", "metadata.namespace"`},
 		{"node field on pods", "/api/v1/pods?fieldSelector=spec.unschedulable%3Dtrue", 400, "BadRequest", "field label not supported: spec.unschedulable"},
 		{"bad field selector", "/api/v1/pods?fieldSelector=spec.nodeName", 400, "BadRequest", "invalid selector"},
 		{"bad label selector", "/api/v1/pods?labelSelector=app+in+(", 400, "BadRequest", ""},
@@ -244,7 +244,11 @@ func TestKindSpecificFieldLabels(t *testing.T) {
 		{"Service", "spec.clusterIP!=None", true},
 		{"Service", "spec.type=NodePort", true},
 		{"Secret", "type=kubernetes.io/tls", true},
-		{"Namespace", "status.phase=Active,name=ns", true},
+		{"Namespace", "status.phase=Active,metadata.name=ns", true},
+		{"Namespace", "name=ns", false},
+		{"Namespace", "metadata.namespace=x", false},
+		{"Node", "metadata.namespace=", false},
+		{"Pod", "status.podIPs=10.0.0.1", true},
 		{"ConfigMap", "type=x", false},
 		{"Service", "spec.nodeName=n", false},
 	}

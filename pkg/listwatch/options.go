@@ -11,9 +11,7 @@ import (
 	metainternalversionscheme "k8s.io/apimachinery/pkg/apis/meta/internalversion/scheme"
 	"k8s.io/apimachinery/pkg/apis/meta/internalversion/validation"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/util/sets"
 	utilvalidation "k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/apiserver-lite/apiserver-lite/pkg/versioncache"
@@ -134,40 +132,4 @@ func watchTimeout(opts *metainternalversion.ListOptions, jitter float64) time.Du
 		return time.Duration(*s) * time.Second
 	}
 	return time.Duration(float64(defaultWatchTimeout) * (1 + jitter))
-}
-
-// Selectable fields beyond the metadata ones every kind has, as
-// kube-apiserver's field label conversion functions name them.
-var (
-	metadataFields = sets.New("metadata.name", "metadata.namespace")
-	kindFields     = map[schema.GroupKind]sets.Set[string]{
-		{Kind: "Pod"}: sets.New("spec.nodeName", "spec.restartPolicy", "spec.schedulerName",
-			"spec.serviceAccountName", "spec.hostNetwork", "status.phase", "status.podIP",
-			"status.nominatedNodeName"),
-		{Kind: "Node"}:      sets.New("spec.unschedulable"),
-		{Kind: "Service"}:   sets.New("spec.clusterIP", "spec.type"),
-		{Kind: "Secret"}:    sets.New("type"),
-		{Kind: "Namespace"}: sets.New("status.phase", "name"),
-	}
-	// fieldAliases maps deprecated field labels to the ones objects carry.
-	fieldAliases = map[schema.GroupKind]map[string]string{
-		{Kind: "Pod"}: {"spec.host": "spec.nodeName"},
-	}
-)
-
-// convertFieldSelector checks that every field in sel is selectable for
-// kind and rewrites aliases, as kube-apiserver's ConvertFieldLabel does.
-func convertFieldSelector(sel fields.Selector, kind schema.GroupKind) (fields.Selector, error) {
-	if sel == nil {
-		return nil, nil
-	}
-	return sel.Transform(func(label, value string) (string, string, error) {
-		if alias, ok := fieldAliases[kind][label]; ok {
-			return alias, value, nil
-		}
-		if metadataFields.Has(label) || kindFields[kind].Has(label) {
-			return label, value, nil
-		}
-		return "", "", fmt.Errorf("field label not supported: %s", label)
-	})
 }
