@@ -19,12 +19,16 @@
 // get.go, list.go and watch.go serve reads, wait.go waits for a too large
 // resourceVersion, proxy.go forwards to the cloud, discovery.go and
 // health.go serve the non-resource endpoints, negotiate.go checks Accept, and
-// status.go and recover.go write errors.
+// status.go and recover.go write errors; continue.go reads and writes
+// kube's continue tokens and fieldlabels.go checks field selectors per kind.
+//
+// Paging follows kube-apiserver's watch cache: a page with limit is listed
+// at one RV, its continue token carries that RV and the next key, and later
+// pages are listed exactly at that RV (see versioncache.Cache.ListPage).
 //
 // Known gaps: responses are JSON only (protobuf-only clients get 406, Table
-// requests get a plain list); limit is ignored and a whole list is returned,
-// so a request that carries a continue token gets 400; exact lists are only
-// served at the cache's current resourceVersion (older ones get 410); the
+// requests get a plain list); exact lists and continue tokens are served
+// only back to the event ring's floor (older ones get kube's 410); the
 // WatchList protocol (sendInitialEvents) is rejected with 422 so clients fall
 // back to list+watch; the deprecated /api/v1/watch/... paths are proxied.
 package listwatch

@@ -1,38 +1,78 @@
 package listwatch
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"strconv"
 
 	"github.com/apiserver-lite/apiserver-lite/pkg/versioncache"
 )
 
-// serveList answers a list with the cache's snapshot. The body is built
-// from the objects' cached JSON without decoding them.
+// serveList answers a list with one page of the cache's state. The body is
+// built from the objects' cached JSON without decoding them.
 func (s *server) serveList(w http.ResponseWriter, r *http.Request, t target, req *listRequest) {
-	if err := s.awaitRV(r.Context(), t.cache, req.rv); err != nil {
+	pg, err := s.listPage(r.Context(), t, req)
+	if err != nil {
 		writeError(w, err)
 		return
 	}
-	objs, rv, err := t.cache.List(req.pred)
-	if err != nil {
-		writeError(w, cacheError(err))
-		return
+	meta := listMeta{rv: pg.RV}
+	if pg.Next != "" {
+		meta.next = encodeContinue(pg.Next, int64(pg.RV))
+		// Like kube, count what is left only when every object matches.
+		if req.pred.Label == nil || req.pred.Label.Empty() {
+			if req.pred.Field == nil || req.pred.Field.Empty() {
+				meta.remaining = &pg.Remaining
+			}
+		}
 	}
-	if req.exact && rv != req.rv {
-		// Only the current state is kept, and it is newer than asked for.
-		writeError(w, errExpired(req.rv, rv))
-		return
+	writeList(w, t, pg.Objects, meta)
+}
+
+// listPage picks the RV a list is served at the way kube-apiserver's watch
+// cache does: a continue token's RV exactly (the latest for a negative
+// one), resourceVersionMatch=Exact or a legacy resourceVersion=N with a
+// limit exactly, anything else the latest state not older than the asked
+// resourceVersion. A page older than the event ring gets kube's 410.
+func (s *server) listPage(ctx context.Context, t target, req *listRequest) (versioncache.Page, error) {
+	opts := versioncache.PageOptions{Predicate: req.pred, Start: req.start, Limit: req.limit}
+	switch {
+	case req.contRV > 0:
+		opts.RV = uint64(req.contRV)
+	case req.contRV == 0 && req.exact:
+		opts.RV = req.rv
 	}
-	writeList(w, t, objs, rv)
+	if err := s.awaitRV(ctx, t.cache, max(opts.RV, req.rv)); err != nil {
+		return versioncache.Page{}, err
+	}
+	pg, err := t.cache.ListPage(opts)
+	var tooOld *versioncache.TooOldError
+	switch {
+	case errors.As(err, &tooOld) && req.opts.Continue != "":
+		return pg, errContinueExpired(req.start)
+	case errors.As(err, &tooOld):
+		return pg, errListExpired()
+	case err != nil:
+		return pg, cacheError(err)
+	}
+	return pg, nil
+}
+
+// listMeta is a list's metadata.
+type listMeta struct {
+	rv        uint64
+	next      string // metadata.continue; "" for the last page
+	remaining *int64 // metadata.remainingItemCount; nil when unknown
 }
 
 // writeList writes {"kind":"<Kind>List","apiVersion":...,"metadata":
-// {"resourceVersion":"<rv>"},"items":[...]} with the items' raw JSON.
-func writeList(w http.ResponseWriter, t target, objs []*versioncache.Object, rv uint64) {
+// {"resourceVersion":"<rv>"[,"continue":...][,"remainingItemCount":n]},
+// "items":[...]} with the items' raw JSON.
+func writeList(w http.ResponseWriter, t target, objs []*versioncache.Object, meta listMeta) {
 	parts := make([][]byte, 0, 2*len(objs)+2)
-	parts = append(parts, listHead(t.info.Kind+"List", t.apiVersion(), rv))
+	parts = append(parts, listHead(t.info.Kind+"List", t.apiVersion(), meta))
 	for i, o := range objs {
 		if i > 0 {
 			parts = append(parts, comma)
@@ -49,15 +89,24 @@ var (
 )
 
 // listHead is a list body up to and including the opening of items.
-func listHead(kind, apiVersion string, rv uint64) []byte {
+func listHead(kind, apiVersion string, meta listMeta) []byte {
 	b := make([]byte, 0, 96)
 	b = append(b, `{"kind":`...)
 	b = appendJSONString(b, kind)
 	b = append(b, `,"apiVersion":`...)
 	b = appendJSONString(b, apiVersion)
 	b = append(b, `,"metadata":{"resourceVersion":"`...)
-	b = strconv.AppendUint(b, rv, 10)
-	return append(b, `"},"items":[`...)
+	b = strconv.AppendUint(b, meta.rv, 10)
+	b = append(b, '"')
+	if meta.next != "" {
+		b = append(b, `,"continue":`...)
+		b = appendJSONString(b, meta.next)
+	}
+	if meta.remaining != nil {
+		b = append(b, `,"remainingItemCount":`...)
+		b = strconv.AppendInt(b, *meta.remaining, 10)
+	}
+	return append(b, `},"items":[`...)
 }
 
 // appendJSONString appends s as a JSON string.

@@ -21,8 +21,9 @@ type listBody struct {
 	Kind       string `json:"kind"`
 	APIVersion string `json:"apiVersion"`
 	Metadata   struct {
-		ResourceVersion string `json:"resourceVersion"`
-		Continue        string `json:"continue"`
+		ResourceVersion    string `json:"resourceVersion"`
+		Continue           string `json:"continue"`
+		RemainingItemCount *int64 `json:"remainingItemCount"`
 	} `json:"metadata"`
 	Items []struct {
 		Metadata struct {
@@ -70,7 +71,7 @@ func TestListShape(t *testing.T) {
 		{"missing namespace", "/api/v1/namespaces/nope/pods", "PodList", "v1", []string{}},
 		{"cluster-scoped", "/api/v1/nodes", "NodeList", "v1", []string{"node-a", "node-b"}},
 		{"group", "/apis/coordination.k8s.io/v1/leases", "LeaseList", "coordination.k8s.io/v1", []string{"kube-node-lease/node-a"}},
-		{"limit is ignored", "/api/v1/pods?limit=1", "PodList", "v1", []string{"default/web-1", "default/web-2", "kube-system/dns-1"}},
+		{"limit with resourceVersion 0 is ignored", "/api/v1/pods?limit=1&resourceVersion=0", "PodList", "v1", []string{"default/web-1", "default/web-2", "kube-system/dns-1"}},
 		{"reflector's first list", "/api/v1/pods?limit=500&resourceVersion=0", "PodList", "v1", []string{"default/web-1", "default/web-2", "kube-system/dns-1"}},
 		{"older resourceVersion", "/api/v1/nodes?resourceVersion=10", "NodeList", "v1", []string{"node-a", "node-b"}},
 		{"exact current resourceVersion", "/api/v1/nodes?resourceVersion=20&resourceVersionMatch=Exact", "NodeList", "v1", []string{"node-a", "node-b"}},
@@ -148,19 +149,19 @@ func TestListErrors(t *testing.T) {
 		wantMessage string // substring
 	}{
 		{"unsupported pod field", "/api/v1/pods?fieldSelector=spec.foo%3Dx", 400, "BadRequest", "field label not supported: spec.foo"},
-		{"pod field on configmaps", "/api/v1/configmaps?fieldSelector=spec.nodeName%3Dx", 400, "BadRequest", "field label not supported: spec.nodeName"},
+		{"pod field on configmaps", "/api/v1/configmaps?fieldSelector=spec.nodeName%3Dx", 400, "BadRequest", `"spec.nodeName" is not a known field selector: only "metadata.name", "metadata.namespace"`},
 		{"node field on pods", "/api/v1/pods?fieldSelector=spec.unschedulable%3Dtrue", 400, "BadRequest", "field label not supported: spec.unschedulable"},
 		{"bad field selector", "/api/v1/pods?fieldSelector=spec.nodeName", 400, "BadRequest", "invalid selector"},
 		{"bad label selector", "/api/v1/pods?labelSelector=app+in+(", 400, "BadRequest", ""},
 		{"bad resourceVersion", "/api/v1/pods?resourceVersion=abc", 400, "BadRequest", `invalid resource version: resourceVersion: Invalid value: "abc"`},
-		{"continue token", "/api/v1/pods?limit=1&continue=abc", 400, "BadRequest", "continue"},
+		{"continue token", "/api/v1/pods?limit=1&continue=abc", 400, "BadRequest", "invalid continue token: continue key is not valid: "},
 		{"match without resourceVersion", "/api/v1/pods?resourceVersionMatch=Exact", 422, "Invalid", "resourceVersionMatch is forbidden unless resourceVersion is provided"},
 		{"unknown match", "/api/v1/pods?resourceVersion=1&resourceVersionMatch=Newest", 422, "Invalid", "Unsupported value"},
 		{"exact with 0", "/api/v1/pods?resourceVersion=0&resourceVersionMatch=Exact", 422, "Invalid", `resourceVersionMatch "exact" is forbidden for resourceVersion "0"`},
 		{"match with continue", "/api/v1/pods?resourceVersion=1&resourceVersionMatch=Exact&continue=x", 422, "Invalid", "resourceVersionMatch is forbidden when continue is provided"},
 		{"sendInitialEvents on a list", "/api/v1/pods?sendInitialEvents=true", 422, "Invalid", "sendInitialEvents is forbidden for list"},
-		{"exact older resourceVersion", "/api/v1/pods?resourceVersion=10&resourceVersionMatch=Exact", 410, "Expired", "too old resource version: 10 (20)"},
-		{"legacy exact with limit", "/api/v1/pods?resourceVersion=10&limit=500", 410, "Expired", "too old resource version: 10 (20)"},
+		{"exact older resourceVersion", "/api/v1/pods?resourceVersion=10&resourceVersionMatch=Exact", 410, "Expired", "The resourceVersion for the provided list is too old."},
+		{"legacy exact with limit", "/api/v1/pods?resourceVersion=10&limit=500", 410, "Expired", "The resourceVersion for the provided list is too old."},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -243,7 +244,11 @@ func TestKindSpecificFieldLabels(t *testing.T) {
 		{"Service", "spec.clusterIP!=None", true},
 		{"Service", "spec.type=NodePort", true},
 		{"Secret", "type=kubernetes.io/tls", true},
-		{"Namespace", "status.phase=Active,name=ns", true},
+		{"Namespace", "status.phase=Active,metadata.name=ns", true},
+		{"Namespace", "name=ns", false},
+		{"Namespace", "metadata.namespace=x", false},
+		{"Node", "metadata.namespace=", false},
+		{"Pod", "status.podIPs=10.0.0.1", true},
 		{"ConfigMap", "type=x", false},
 		{"Service", "spec.nodeName=n", false},
 	}

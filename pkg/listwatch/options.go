@@ -11,9 +11,7 @@ import (
 	metainternalversionscheme "k8s.io/apimachinery/pkg/apis/meta/internalversion/scheme"
 	"k8s.io/apimachinery/pkg/apis/meta/internalversion/validation"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/util/sets"
 	utilvalidation "k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/apiserver-lite/apiserver-lite/pkg/versioncache"
@@ -28,16 +26,21 @@ const watchListEnabled = false
 // listOptionsKind names ListOptions in validation errors.
 var listOptionsKind = schema.GroupKind{Group: metav1.GroupName, Kind: "ListOptions"}
 
-// errContinueUnsupported answers a continue token: every list is served
-// whole, so no token this server handed out can exist.
-const errContinueUnsupported = "continue tokens are not supported: lists are served whole, retry without continue"
-
 // listRequest is a decoded and validated list or watch request.
 type listRequest struct {
 	opts  metainternalversion.ListOptions
 	rv    uint64 // resourceVersion; 0 when unset or "0"
 	exact bool   // the list must be served at exactly rv
 	pred  versioncache.Predicate
+	// limit is the page size; 0 (all) when none was asked for or when
+	// resourceVersion is "0", which kube-apiserver's watch cache serves
+	// whole.
+	limit int64
+	// start and contRV come from a continue token: the key the page starts
+	// at and the RV it is listed at (negative: the latest). contRV is 0
+	// without a token.
+	start  string
+	contRV int64
 }
 
 // parseList decodes and validates list and watch parameters the way
@@ -51,15 +54,18 @@ func parseList(q url.Values, t target) (*listRequest, error) {
 	if errs := validation.ValidateListOptions(&req.opts, watchListEnabled); len(errs) > 0 {
 		return nil, apierrors.NewInvalid(listOptionsKind, "", errs)
 	}
-	if req.opts.Continue != "" {
-		return nil, apierrors.NewBadRequest(errContinueUnsupported)
-	}
 	field, err := convertFieldSelector(req.opts.FieldSelector, t.groupKind())
 	if err != nil {
 		return nil, apierrors.NewBadRequest(err.Error())
 	}
+	if err := req.parseContinue(); err != nil {
+		return nil, err
+	}
 	if req.rv, err = parseRV(req.opts.ResourceVersion); err != nil {
 		return nil, err
+	}
+	if req.opts.ResourceVersion != "0" {
+		req.limit = req.opts.Limit
 	}
 	// Like kube-apiserver, a legacy list with a non-zero resourceVersion
 	// and a limit means "exactly at rv".
@@ -71,6 +77,25 @@ func parseList(q url.Values, t target) (*listRequest, error) {
 		Field:     field,
 	}
 	return req, nil
+}
+
+// parseContinue decodes a continue token and checks it may be used, in
+// kube-apiserver's storage ValidateListOptions order: a bad token first,
+// then a resourceVersion other than "" or "0" next to it. Watches ignore
+// continue, as kube does.
+func (req *listRequest) parseContinue() error {
+	if req.opts.Continue == "" || req.opts.Watch {
+		return nil
+	}
+	start, rv, err := decodeContinue(req.opts.Continue)
+	if err != nil {
+		return apierrors.NewBadRequest(fmt.Sprintf("invalid continue token: %v", err))
+	}
+	if v := req.opts.ResourceVersion; v != "" && v != "0" {
+		return apierrors.NewBadRequest("specifying resource version is not allowed when using continue")
+	}
+	req.start, req.contRV = start, rv
+	return nil
 }
 
 // parseGet decodes a get's parameters and returns its resourceVersion.
@@ -107,40 +132,4 @@ func watchTimeout(opts *metainternalversion.ListOptions, jitter float64) time.Du
 		return time.Duration(*s) * time.Second
 	}
 	return time.Duration(float64(defaultWatchTimeout) * (1 + jitter))
-}
-
-// Selectable fields beyond the metadata ones every kind has, as
-// kube-apiserver's field label conversion functions name them.
-var (
-	metadataFields = sets.New("metadata.name", "metadata.namespace")
-	kindFields     = map[schema.GroupKind]sets.Set[string]{
-		{Kind: "Pod"}: sets.New("spec.nodeName", "spec.restartPolicy", "spec.schedulerName",
-			"spec.serviceAccountName", "spec.hostNetwork", "status.phase", "status.podIP",
-			"status.nominatedNodeName"),
-		{Kind: "Node"}:      sets.New("spec.unschedulable"),
-		{Kind: "Service"}:   sets.New("spec.clusterIP", "spec.type"),
-		{Kind: "Secret"}:    sets.New("type"),
-		{Kind: "Namespace"}: sets.New("status.phase", "name"),
-	}
-	// fieldAliases maps deprecated field labels to the ones objects carry.
-	fieldAliases = map[schema.GroupKind]map[string]string{
-		{Kind: "Pod"}: {"spec.host": "spec.nodeName"},
-	}
-)
-
-// convertFieldSelector checks that every field in sel is selectable for
-// kind and rewrites aliases, as kube-apiserver's ConvertFieldLabel does.
-func convertFieldSelector(sel fields.Selector, kind schema.GroupKind) (fields.Selector, error) {
-	if sel == nil {
-		return nil, nil
-	}
-	return sel.Transform(func(label, value string) (string, string, error) {
-		if alias, ok := fieldAliases[kind][label]; ok {
-			return alias, value, nil
-		}
-		if metadataFields.Has(label) || kindFields[kind].Has(label) {
-			return label, value, nil
-		}
-		return "", "", fmt.Errorf("field label not supported: %s", label)
-	})
 }

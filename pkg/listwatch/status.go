@@ -95,9 +95,33 @@ func errTooLargeRV(requested, current uint64) error {
 	return err
 }
 
-// errExpired is the 410 for a resourceVersion that can no longer be served.
-func errExpired(requested, oldest uint64) error {
-	return apierrors.NewResourceExpired(fmt.Sprintf("too old resource version: %d (%d)", requested, oldest))
+// Messages of kube-apiserver's 410s for lists its storage can no longer
+// serve (etcd3's errors.go).
+const (
+	listExpiredMessage = "The resourceVersion for the provided list is too old."
+	// inconsistentContinueMessage comes with a token continuing at the
+	// latest state.
+	inconsistentContinueMessage = "The provided continue parameter is too old " +
+		"to display a consistent list result. You can start a new list without " +
+		"the continue parameter, or use the continue token in this response to " +
+		"retrieve the remainder of the results. Continuing with the provided " +
+		"token results in an inconsistent list - objects that were created, " +
+		"modified, or deleted between the time the first chunk was returned " +
+		"and now may show up in the list."
+)
+
+// errListExpired is the 410 for an exact list older than the event ring.
+func errListExpired() error {
+	return apierrors.NewResourceExpired(listExpiredMessage)
+}
+
+// errContinueExpired is the 410 for a continue token older than the event
+// ring. Like kube it carries, in metadata.continue, a token for the rest of
+// the list from start at the latest state.
+func errContinueExpired(start string) error {
+	err := apierrors.NewResourceExpired(inconsistentContinueMessage)
+	err.ErrStatus.ListMeta.Continue = encodeContinue(start, continueLatestRV)
+	return err
 }
 
 // errCloudUnavailable answers requests the cloud must serve while it cannot

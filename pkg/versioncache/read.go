@@ -13,7 +13,7 @@ func (c *Cache) Get(namespace, name string) (*Object, uint64, error) {
 	return c.state.get(objKey{namespace: namespace, name: name}), c.rv, nil
 }
 
-// List returns the objects matching p sorted by namespace, then name, and
+// List returns the objects matching p in key order (see compareKeys) and
 // the snapshot RV (not the largest item RV). The slice is never nil and is
 // the caller's; the Objects are shared and must not be modified. It returns
 // ErrNotReady before Replace.

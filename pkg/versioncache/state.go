@@ -3,6 +3,7 @@ package versioncache
 import (
 	"cmp"
 	"slices"
+	"strings"
 )
 
 // objKey identifies an object within one resource.
@@ -14,11 +15,32 @@ func keyOf(o *Object) objKey {
 	return objKey{namespace: o.Namespace, name: o.Name}
 }
 
+// compareKeys orders keys as kube-apiserver's storage keys
+// "<namespace>/<name>" sort byte-wise, so lists and continue tokens follow
+// its order: namespace "a-b" sorts before "a" because '-' < '/'.
 func compareKeys(a, b objKey) int {
-	if c := cmp.Compare(a.namespace, b.namespace); c != 0 {
-		return c
+	if a.namespace != b.namespace {
+		return compareNamespaces(a.namespace, b.namespace)
 	}
 	return cmp.Compare(a.name, b.name)
+}
+
+// keySeparator ends the namespace part of a storage key.
+const keySeparator = '/'
+
+// compareNamespaces compares a+"/" with b+"/" without building them.
+func compareNamespaces(a, b string) int {
+	n := min(len(a), len(b))
+	if c := strings.Compare(a[:n], b[:n]); c != 0 {
+		return c
+	}
+	switch {
+	case len(a) < len(b):
+		return cmp.Compare(keySeparator, b[n])
+	case len(a) > len(b):
+		return cmp.Compare(a[n], keySeparator)
+	}
+	return 0
 }
 
 // entry is one current object. It holds no encoded frames, so the state
@@ -29,7 +51,7 @@ type entry struct {
 }
 
 // state is the current objects of a resource, indexed by key and kept
-// sorted by namespace, then name, so lists need no sort and a namespace is
+// sorted by key (see compareKeys), so lists need no sort and a namespace is
 // one contiguous range. byKey and sorted always hold the same entries. A
 // state is not safe for concurrent use; Cache.mu guards it.
 type state struct {

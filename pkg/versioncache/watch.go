@@ -35,7 +35,7 @@ type Watcher struct {
 // Watch registers a watcher selecting p.
 //
 // With sendState, Initial holds a synthetic watch.Added event for every
-// current object matching p, sorted by namespace/name, and fromRV is
+// current object matching p, in key order, and fromRV is
 // ignored: callers wanting state at least as new as some RV call
 // WaitForRV first.
 //
