@@ -42,15 +42,16 @@ lint:
 test-unit: lint
 	$(GO) test -race -count=1 ./...
 
-# The end-to-end suite runs against a real etcd, kube-apiserver, kubectl and
-# hollow kubelet built from Go modules (cached after the first build).
+# The end-to-end suite and the differential conformance suite run against a
+# real etcd, kube-apiserver, kubectl and hollow kubelet built from Go modules
+# (cached after the first build).
 tools:
 	@test/tools/build.sh >/dev/null
 
 test-e2e: build tools
 	APISERVER_LITE_BIN=$(abspath $(BINARY)) \
 	APISERVER_LITE_TOOLS_BIN=$$(test/tools/build.sh) \
-	$(GO) test -tags e2e -count=1 -timeout $(E2E_TIMEOUT) ./test/e2e/...
+	$(GO) test -tags e2e -count=1 -timeout $(E2E_TIMEOUT) ./test/e2e/... ./test/conformance/...
 
 test: test-unit test-e2e
 
