@@ -11,6 +11,9 @@ import (
 // serveList answers a list with the cache's snapshot. The body is built
 // from the objects' cached JSON without decoding them.
 func (s *server) serveList(w http.ResponseWriter, r *http.Request, t target, req *listRequest) {
+	if req.opts.ResourceVersion == "" && req.opts.Continue == "" {
+		s.awaitWrites(r.Context(), t.cache)
+	}
 	if err := s.awaitRV(r.Context(), t.cache, req.rv); err != nil {
 		writeError(w, err)
 		return
@@ -31,14 +34,8 @@ func (s *server) serveList(w http.ResponseWriter, r *http.Request, t target, req
 // writeList writes {"kind":"<Kind>List","apiVersion":...,"metadata":
 // {"resourceVersion":"<rv>"},"items":[...]} with the items' raw JSON.
 func writeList(w http.ResponseWriter, t target, objs []*versioncache.Object, rv uint64) {
-	parts := make([][]byte, 0, 2*len(objs)+2)
-	parts = append(parts, listHead(t.info.Kind+"List", t.apiVersion(), rv))
-	for i, o := range objs {
-		if i > 0 {
-			parts = append(parts, comma)
-		}
-		parts = append(parts, o.Raw)
-	}
+	parts := [][]byte{listHead(t.info.Kind+"List", t.apiVersion(), rv)}
+	parts = append(parts, listItems(t, objs)...)
 	parts = append(parts, listTail)
 	writeJSON(w, parts...)
 }
