@@ -33,18 +33,21 @@ const (
 	maxDrainEvents = 256
 )
 
-// serveWatch streams events. RV unset or 0 starts with synthetic ADDED
-// events for the current state; RV N streams the changes after N. A too old
-// RV gets 200 and one ERROR event carrying 410 Expired, as in
+// serveWatch streams events from where planWatch starts them. A too old
+// RV gets 200 and one ERROR event carrying 410 Expired, and a WatchList
+// whose RV the cache does not reach in time one carrying 504 Timeout, as in
 // kube-apiserver.
 func (s *server) serveWatch(w http.ResponseWriter, r *http.Request, t target, req *listRequest) {
-	watcher, err := t.cache.Watch(req.rv, req.rv == 0, req.pred)
+	start, err := s.planWatch(r.Context(), t, req)
+	if err != nil {
+		writeErrorStream(w, err)
+		return
+	}
+	watcher, err := t.cache.Watch(start.fromRV, start.sendState, req.pred)
 	var tooOld *versioncache.TooOldError
 	switch {
 	case errors.As(err, &tooOld):
-		startStream(w)
-		_, _ = w.Write(errorFrame(cacheError(err)))
-		_ = http.NewResponseController(w).Flush()
+		writeErrorStream(w, cacheError(err))
 		return
 	case err != nil:
 		writeError(w, cacheError(err))
@@ -63,10 +66,11 @@ func (s *server) serveWatch(w http.ResponseWriter, r *http.Request, t target, re
 		clock:    s.clock,
 		deadline: s.clock.Now().Add(watchTimeout(&req.opts, rand.Float64())),
 		// A watch from an RV above the cache's already has that RV.
-		lastRV: max(watcher.StartRV(), req.rv),
+		lastRV: max(watcher.StartRV(), start.fromRV),
 	}
 	if req.opts.AllowWatchBookmarks {
 		ws.bookmarkHead = bookmarkHead(t.info.Kind, t.apiVersion())
+		ws.initialEventsEnd = start.initialEventsEnd
 	}
 	if err := ws.run(r.Context()); err != nil {
 		s.log.Debug("watch stream ended", "resource", t.gvr.String(), "error", err)
@@ -93,6 +97,9 @@ type watchStream struct {
 	clock        clock.Clock
 	deadline     time.Time // the stream ends cleanly here
 	bookmarkHead []byte    // nil unless the client allows bookmarks
+	// initialEventsEnd asks for the WatchList bookmark after the initial
+	// events; only set together with bookmarkHead.
+	initialEventsEnd bool
 	// lastRV is the highest RV delivered to this watcher: its start RV,
 	// every event and every progress marker. Bookmarks carry it.
 	lastRV uint64
@@ -107,6 +114,11 @@ func (ws *watchStream) run(ctx context.Context) error {
 	defer func() { stopTimer(bookmark) }()
 	for _, ev := range ws.watcher.Initial() {
 		if err := ws.write(ev); err != nil {
+			return err
+		}
+	}
+	if ws.initialEventsEnd {
+		if err := ws.writeInitialEventsEnd(); err != nil {
 			return err
 		}
 	}

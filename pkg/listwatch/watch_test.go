@@ -89,29 +89,6 @@ func TestWatchTooOldResourceVersion(t *testing.T) {
 	wc.MustEnd(t)
 }
 
-func TestWatchRejectsWatchList(t *testing.T) {
-	f := newFixture(t)
-	srv := MustServer(t, Config{Caches: f.caches()})
-	for _, query := range []string{
-		"watch=true&sendInitialEvents=true&allowWatchBookmarks=true&resourceVersionMatch=NotOlderThan",
-		"watch=true&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&resourceVersion=20",
-		"watch=true&sendInitialEvents=false&resourceVersionMatch=NotOlderThan",
-		"watch=true&sendInitialEvents=true",
-		"watch=true&resourceVersionMatch=NotOlderThan&resourceVersion=1",
-	} {
-		t.Run(query, func(t *testing.T) {
-			r := MustGet(t, srv.URL+"/api/v1/pods?"+query)
-			st := MustStatus(t, r)
-			if r.code != http.StatusUnprocessableEntity || st.Reason != "Invalid" {
-				t.Fatalf("got %d %s, want 422 Invalid", r.code, st.Reason)
-			}
-			if st.Details == nil || st.Details.Kind != "ListOptions" || st.Details.Group != "meta.k8s.io" {
-				t.Errorf("got details %+v, want kind ListOptions group meta.k8s.io", st.Details)
-			}
-		})
-	}
-}
-
 func TestWatchBookmarks(t *testing.T) {
 	f := newFixture(t)
 	fc := clocktesting.NewFakeClock(time.Now())
