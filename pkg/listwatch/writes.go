@@ -13,6 +13,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/apiserver-lite/apiserver-lite/pkg/versioncache"
@@ -88,7 +90,11 @@ func (s *server) writeTarget(path string) *versioncache.Cache {
 // a body it cannot read is passed on as it came.
 func (s *server) observeWrite(resp *http.Response) error {
 	c, ok := resp.Request.Context().Value(writeTargetKey{}).(*versioncache.Cache)
-	if !ok || resp.StatusCode < 200 || resp.StatusCode > 299 || !isJSON(resp.Header.Get("Content-Type")) {
+	if !ok || resp.StatusCode < 200 || resp.StatusCode > 299 {
+		return nil
+	}
+	mediaType, _, err := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+	if err != nil || (mediaType != contentTypeJSON && mediaType != mediaTypeProtobuf) {
 		return nil
 	}
 	if resp.ContentLength > maxWriteResponseScan {
@@ -99,7 +105,7 @@ func (s *server) observeWrite(resp *http.Response) error {
 	if err != nil || !complete {
 		return nil
 	}
-	if rv, ok := writtenObjectRV(body, resp.Header.Get("Content-Encoding")); ok {
+	if rv, ok := writtenObjectRV(body, mediaType, resp.Header.Get("Content-Encoding")); ok {
 		s.recordWrite(c, rv)
 	}
 	return nil
@@ -112,10 +118,10 @@ func readBounded(r io.Reader, limit int64) (b []byte, complete bool, err error) 
 	return b, err == nil && int64(len(b)) <= limit, err
 }
 
-// writtenObjectRV returns metadata.resourceVersion of a JSON write
-// response, identity or gzip encoded. A Status (what some deletes return)
-// carries none.
-func writtenObjectRV(body []byte, encoding string) (uint64, bool) {
+// writtenObjectRV returns metadata.resourceVersion of a JSON or protobuf
+// write response, identity or gzip encoded. A Status (what some deletes
+// return) carries none.
+func writtenObjectRV(body []byte, mediaType, encoding string) (uint64, bool) {
 	switch encoding {
 	case "", "identity":
 	case "gzip":
@@ -130,24 +136,54 @@ func writtenObjectRV(body []byte, encoding string) (uint64, bool) {
 	default:
 		return 0, false
 	}
+	var rv string
+	if mediaType == mediaTypeProtobuf {
+		rv = protobufRV(body)
+	} else {
+		rv = jsonRV(body)
+	}
+	n, err := strconv.ParseUint(rv, 10, 64)
+	return n, err == nil && n > 0
+}
+
+// jsonRV returns metadata.resourceVersion of a JSON object, "" for a Status.
+func jsonRV(body []byte) string {
 	var obj struct {
 		Kind     string `json:"kind"`
 		Metadata struct {
 			ResourceVersion string `json:"resourceVersion"`
 		} `json:"metadata"`
 	}
-	if err := json.Unmarshal(body, &obj); err != nil || obj.Kind == "Status" {
-		return 0, false
+	if err := json.Unmarshal(body, &obj); err != nil || obj.Kind == statusKind {
+		return ""
 	}
-	rv, err := strconv.ParseUint(obj.Metadata.ResourceVersion, 10, 64)
-	return rv, err == nil && rv > 0
+	return obj.Metadata.ResourceVersion
 }
 
-// isJSON reports whether a Content-Type is application/json.
-func isJSON(contentType string) bool {
-	mt, _, err := mime.ParseMediaType(contentType)
-	return err == nil && mt == contentTypeJSON
+// protobufMagic starts every Kubernetes protobuf body: "k8s\0", then a
+// runtime.Unknown envelope around the object.
+var protobufMagic = []byte{0x6b, 0x38, 0x73, 0x00}
+
+// protobufRV returns metadata.resourceVersion of a protobuf object, "" for
+// a Status. Every built-in kind has its ObjectMeta as field 1, as
+// PartialObjectMetadata does, whose decoder skips the other fields.
+func protobufRV(body []byte) string {
+	var u runtime.Unknown
+	if !bytes.HasPrefix(body, protobufMagic) || u.Unmarshal(body[len(protobufMagic):]) != nil || u.Kind == statusKind {
+		return ""
+	}
+	var m metav1.PartialObjectMetadata
+	if err := m.Unmarshal(u.Raw); err != nil {
+		return ""
+	}
+	return m.ResourceVersion
 }
+
+// statusKind is the kind of a metav1.Status body, which carries no object.
+const statusKind = "Status"
+
+// mediaTypeProtobuf is Kubernetes' protobuf media type.
+const mediaTypeProtobuf = "application/vnd.kubernetes.protobuf"
 
 // replayBody is a response body whose first bytes were already read: it
 // reads them again, then the rest, and closes the original body.

@@ -10,7 +10,9 @@ import (
 	"testing"
 	"time"
 
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	clocktesting "k8s.io/utils/clock/testing"
 )
@@ -54,6 +56,26 @@ func newReplyCloud(t *testing.T, reply cloudReply) *rest.Config {
 	return &rest.Config{Host: srv.URL, BearerToken: daemonToken}
 }
 
+// mustProtobuf encodes a JSON built-in object (a Pod or a Status) as
+// kube-apiserver's protobuf serializer does.
+func mustProtobuf(t *testing.T, js string) string {
+	t.Helper()
+	obj, _, err := scheme.Codecs.UniversalDeserializer().Decode([]byte(js), nil, nil)
+	if err != nil {
+		t.Fatalf("decode %s: %v", js, err)
+	}
+	info, ok := runtime.SerializerInfoForMediaType(scheme.Codecs.SupportedMediaTypes(), mediaTypeProtobuf)
+	if !ok {
+		t.Fatalf("no protobuf serializer")
+	}
+	gv := obj.GetObjectKind().GroupVersionKind().GroupVersion()
+	b, err := runtime.Encode(scheme.Codecs.EncoderForVersion(info.Serializer, gv), obj)
+	if err != nil {
+		t.Fatalf("encode protobuf: %v", err)
+	}
+	return string(b)
+}
+
 // A successful write's returned resourceVersion becomes the floor of the
 // resource it changed (a subresource's parent); other answers change
 // nothing, and every body reaches the client unchanged.
@@ -75,8 +97,12 @@ func TestProxiedWriteRecordsResourceVersion(t *testing.T) {
 		{"other resource", http.MethodPut, "/api/v1/namespaces/default/configmaps/settings",
 			cloudReply{code: 200, body: configMapJSON("default", "settings", 26, nil)}, 0, 26},
 		{"failed write", http.MethodPut, "/api/v1/namespaces/default/pods/web-1", cloudReply{code: 409, body: pod}, 0, 0},
-		{"protobuf", http.MethodPut, "/api/v1/namespaces/default/pods/web-1",
-			cloudReply{code: 200, contentType: "application/vnd.kubernetes.protobuf", body: pod}, 0, 0},
+		{"protobuf", http.MethodPut, "/api/v1/namespaces/default/pods/web-1/status",
+			cloudReply{code: 200, contentType: mediaTypeProtobuf, body: mustProtobuf(t, pod)}, 25, 0},
+		{"protobuf Status", http.MethodDelete, "/api/v1/namespaces/default/pods/web-1",
+			cloudReply{code: 200, contentType: mediaTypeProtobuf, body: mustProtobuf(t, status)}, 0, 0},
+		{"other media type", http.MethodPut, "/api/v1/namespaces/default/pods/web-1",
+			cloudReply{code: 200, contentType: "application/yaml", body: pod}, 0, 0},
 		{"unconfigured resource", http.MethodPut, "/api/v1/namespaces/default/secrets/s", cloudReply{code: 200, body: pod}, 0, 0},
 		{"too large, chunked", http.MethodPut, "/api/v1/namespaces/default/pods/web-1", cloudReply{code: 200, chunked: true, body: huge}, 0, 0},
 		{"too large", http.MethodPut, "/api/v1/namespaces/default/pods/web-1", cloudReply{code: 200, body: huge}, 0, 0},
@@ -174,4 +200,23 @@ func testWatchListReadsWrite(t *testing.T, f *fixture, fc *clocktesting.FakeCloc
 	if got, want := wc.MustFrame(t), initialEventsEnd("25"); got != want {
 		t.Errorf("got %s, want %s", got, want)
 	}
+}
+
+// FuzzWrittenObjectRV feeds arbitrary cloud write responses to the
+// resourceVersion reader: it must not panic, and it accepts only RVs above
+// 0.
+func FuzzWrittenObjectRV(f *testing.F) {
+	f.Add([]byte(podJSON("default", "p", 25, "n", "Running", nil)), false)
+	f.Add([]byte(`{"kind":"Status","metadata":{"resourceVersion":"3"}}`), false)
+	f.Add([]byte("k8s\x00\x0a\x04\x0a\x02v1"), true)
+	f.Fuzz(func(t *testing.T, body []byte, protobuf bool) {
+		mediaType := contentTypeJSON
+		if protobuf {
+			mediaType = mediaTypeProtobuf
+		}
+		rv, ok := writtenObjectRV(body, mediaType, "")
+		if ok && rv == 0 {
+			t.Errorf("got ok with RV 0 for %q", body)
+		}
+	})
 }
