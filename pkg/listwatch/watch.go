@@ -66,8 +66,10 @@ func (s *server) serveWatch(w http.ResponseWriter, r *http.Request, t target, re
 		clock:    s.clock,
 		deadline: s.clock.Now().Add(watchTimeout(&req.opts, rand.Float64())),
 		// A watch from an RV above the cache's already has that RV.
-		lastRV: max(watcher.StartRV(), start.fromRV),
+		lastRV:  max(watcher.StartRV(), start.fromRV),
+		cacheRV: t.cache.RV,
 	}
+	ws.startRV = ws.lastRV
 	if req.opts.AllowWatchBookmarks {
 		ws.bookmarkHead = bookmarkHead(t.info.Kind, t.apiVersion())
 		ws.initialEventsEnd = start.initialEventsEnd
@@ -100,9 +102,17 @@ type watchStream struct {
 	// initialEventsEnd asks for the WatchList bookmark after the initial
 	// events; only set together with bookmarkHead.
 	initialEventsEnd bool
-	// lastRV is the highest RV delivered to this watcher: its start RV,
-	// every event and every progress marker. Bookmarks carry it.
+	// lastRV is the highest RV this watch has reached: its start RV, every
+	// event and progress marker delivered, and the cache RV at the last
+	// bookmark. Bookmarks carry it.
 	lastRV uint64
+	// startRV is lastRV when the stream started. As in kube's
+	// cacheWatcher.process, periodic bookmarks are sent only once lastRV
+	// is above it.
+	startRV uint64
+	// cacheRV reads the cache's RV, which also moves with the events this
+	// watch's selector filters out.
+	cacheRV func() uint64
 }
 
 // run writes the initial events, then live events and bookmarks until the
@@ -139,11 +149,7 @@ func (ws *watchStream) run(ctx context.Context) error {
 				return err
 			}
 		case <-timerC(bookmark):
-			// Queued events go first, so the bookmark carries their RV.
-			if err := ws.drain(); err != nil {
-				return err
-			}
-			if err := ws.writeBookmark(); err != nil {
+			if err := ws.bookmark(); err != nil {
 				return err
 			}
 			bookmark = ws.nextBookmark()
@@ -191,6 +197,36 @@ func (ws *watchStream) write(ev versioncache.Event) error {
 	}
 	_, err := ws.out.Write(ev.Frame(ev.Type))
 	return err
+}
+
+// bookmark writes a periodic BOOKMARK at the newest RV the watch reached.
+// Like kube's, whose bookmarks carry the watch cache's RV, it takes the
+// cache RV, so a watch whose selector filters out every change still moves
+// on. The events queued up to that RV are written first, so the bookmark
+// never passes an unsent event. No bookmark is written while the RV is not
+// above the watch's start, nor after the watcher was closed.
+func (ws *watchStream) bookmark() error {
+	rv := ws.cacheRV()
+	// Apply dispatches under the cache lock that RV takes, so every event
+	// up to rv for this watcher is queued by now.
+	for ws.lastRV < rv {
+		select {
+		case ev, ok := <-ws.watcher.Events():
+			if !ok {
+				return nil // the main loop sees the close
+			}
+			if err := ws.write(ev); err != nil {
+				return err
+			}
+			continue
+		default:
+		}
+		ws.lastRV = rv // nothing up to rv left for this watcher
+	}
+	if ws.lastRV <= ws.startRV {
+		return ws.rc.Flush()
+	}
+	return ws.writeBookmark()
 }
 
 // writeBookmark writes a BOOKMARK carrying lastRV and flushes.
