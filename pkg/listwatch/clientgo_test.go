@@ -49,7 +49,7 @@ func TestClientGoList(t *testing.T) {
 
 // A shared informer syncs from the local API and sees later changes: the
 // reflector's list, its watch (and, on client-go with WatchList on, its
-// fallback from the rejected WatchList request) all work.
+// WatchList request when client-go enables it by default) all work.
 func TestClientGoInformer(t *testing.T) {
 	f := newFixture(t)
 	srv := MustServer(t, Config{Caches: f.caches()})

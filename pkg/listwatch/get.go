@@ -13,6 +13,9 @@ func (s *server) serveGet(w http.ResponseWriter, r *http.Request, t target) {
 		writeError(w, err)
 		return
 	}
+	if r.URL.Query().Get("resourceVersion") == "" {
+		s.awaitWrites(r.Context(), t.cache)
+	}
 	if err := s.awaitRV(r.Context(), t.cache, rv); err != nil {
 		writeError(w, err)
 		return

@@ -13,6 +13,9 @@ import (
 // serveList answers a list with one page of the cache's state. The body is
 // built from the objects' cached JSON without decoding them.
 func (s *server) serveList(w http.ResponseWriter, r *http.Request, t target, req *listRequest) {
+	if req.opts.ResourceVersion == "" && req.opts.Continue == "" {
+		s.awaitWrites(r.Context(), t.cache)
+	}
 	pg, err := s.listPage(r.Context(), t, req)
 	if err != nil {
 		writeError(w, err)
@@ -71,14 +74,8 @@ type listMeta struct {
 // {"resourceVersion":"<rv>"[,"continue":...][,"remainingItemCount":n]},
 // "items":[...]} with the items' raw JSON.
 func writeList(w http.ResponseWriter, t target, objs []*versioncache.Object, meta listMeta) {
-	parts := make([][]byte, 0, 2*len(objs)+2)
-	parts = append(parts, listHead(t.info.Kind+"List", t.apiVersion(), meta))
-	for i, o := range objs {
-		if i > 0 {
-			parts = append(parts, comma)
-		}
-		parts = append(parts, o.Raw)
-	}
+	parts := [][]byte{listHead(t.info.Kind+"List", t.apiVersion(), meta)}
+	parts = append(parts, listItems(t, objs)...)
 	parts = append(parts, listTail)
 	writeJSON(w, parts...)
 }

@@ -17,11 +17,10 @@ import (
 	"github.com/apiserver-lite/apiserver-lite/pkg/versioncache"
 )
 
-// watchListEnabled is false: the WatchList protocol (sendInitialEvents) is
-// not served, so validation rejects it with kube-apiserver's 422 and
-// client-go falls back to list+watch instead of waiting for a bookmark that
-// never comes.
-const watchListEnabled = false
+// watchListEnabled is true: the WatchList protocol (sendInitialEvents) is
+// served, and validated as kube-apiserver does with its WatchList feature
+// gate on (the default since v1.34).
+const watchListEnabled = true
 
 // listOptionsKind names ListOptions in validation errors.
 var listOptionsKind = schema.GroupKind{Group: metav1.GroupName, Kind: "ListOptions"}

@@ -90,7 +90,7 @@ func (s *server) serveProxy(w http.ResponseWriter, r *http.Request) {
 		writeError(w, errCloudUnavailable())
 		return
 	}
-	s.cloud.ServeHTTP(w, r)
+	s.cloud.ServeHTTP(w, s.withWriteTarget(r))
 }
 
 // dialFunc is rest.Config.Dial.

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httputil"
 	"strings"
+	"sync/atomic"
 
 	"github.com/gorilla/mux"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -43,10 +44,23 @@ type server struct {
 	connected func() bool            // never nil
 	log       *slog.Logger           // never nil
 	clock     clock.Clock            // never nil
+	// written holds one read-your-writes floor per cache: the highest RV
+	// a proxied write to that resource returned. The map is never changed
+	// after New; the floors only grow.
+	written map[*versioncache.Cache]*atomic.Uint64
 }
 
 // New returns the handler of the local API.
 func New(cfg Config) (http.Handler, error) {
+	s, err := newServer(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return s.recoverPanics(s.routes()), nil
+}
+
+// newServer builds the handler state from cfg.
+func newServer(cfg Config) (*server, error) {
 	s := &server{
 		caches:    make([]*versioncache.Cache, 0, len(cfg.Caches)),
 		resources: make(map[schema.GroupVersionResource]*versioncache.Cache, len(cfg.Caches)),
@@ -68,14 +82,16 @@ func New(cfg Config) (http.Handler, error) {
 			return nil, fmt.Errorf("cache %d: %w", i, err)
 		}
 	}
+	s.written = newWrittenFloors(s.caches)
 	if cfg.Cloud != nil {
 		p, err := newCloudProxy(cfg.Cloud, s.log)
 		if err != nil {
 			return nil, fmt.Errorf("cloud proxy: %w", err)
 		}
+		p.ModifyResponse = s.observeWrite
 		s.cloud = p
 	}
-	return s.recoverPanics(s.routes()), nil
+	return s, nil
 }
 
 func (s *server) addCache(c *versioncache.Cache) error {

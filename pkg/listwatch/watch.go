@@ -33,18 +33,21 @@ const (
 	maxDrainEvents = 256
 )
 
-// serveWatch streams events. RV unset or 0 starts with synthetic ADDED
-// events for the current state; RV N streams the changes after N. A too old
-// RV gets 200 and one ERROR event carrying 410 Expired, as in
+// serveWatch streams events from where planWatch starts them. A too old
+// RV gets 200 and one ERROR event carrying 410 Expired, and a WatchList
+// whose RV the cache does not reach in time one carrying 504 Timeout, as in
 // kube-apiserver.
 func (s *server) serveWatch(w http.ResponseWriter, r *http.Request, t target, req *listRequest) {
-	watcher, err := t.cache.Watch(req.rv, req.rv == 0, req.pred)
+	start, err := s.planWatch(r.Context(), t, req)
+	if err != nil {
+		writeErrorStream(w, err)
+		return
+	}
+	watcher, err := t.cache.Watch(start.fromRV, start.sendState, req.pred)
 	var tooOld *versioncache.TooOldError
 	switch {
 	case errors.As(err, &tooOld):
-		startStream(w)
-		_, _ = w.Write(errorFrame(cacheError(err)))
-		_ = http.NewResponseController(w).Flush()
+		writeErrorStream(w, cacheError(err))
 		return
 	case err != nil:
 		writeError(w, cacheError(err))
@@ -63,10 +66,13 @@ func (s *server) serveWatch(w http.ResponseWriter, r *http.Request, t target, re
 		clock:    s.clock,
 		deadline: s.clock.Now().Add(watchTimeout(&req.opts, rand.Float64())),
 		// A watch from an RV above the cache's already has that RV.
-		lastRV: max(watcher.StartRV(), req.rv),
+		lastRV:  max(watcher.StartRV(), start.fromRV),
+		cacheRV: t.cache.RV,
 	}
+	ws.startRV = ws.lastRV
 	if req.opts.AllowWatchBookmarks {
 		ws.bookmarkHead = bookmarkHead(t.info.Kind, t.apiVersion())
+		ws.initialEventsEnd = start.initialEventsEnd
 	}
 	if err := ws.run(r.Context()); err != nil {
 		s.log.Debug("watch stream ended", "resource", t.gvr.String(), "error", err)
@@ -93,9 +99,20 @@ type watchStream struct {
 	clock        clock.Clock
 	deadline     time.Time // the stream ends cleanly here
 	bookmarkHead []byte    // nil unless the client allows bookmarks
-	// lastRV is the highest RV delivered to this watcher: its start RV,
-	// every event and every progress marker. Bookmarks carry it.
+	// initialEventsEnd asks for the WatchList bookmark after the initial
+	// events; only set together with bookmarkHead.
+	initialEventsEnd bool
+	// lastRV is the highest RV this watch has reached: its start RV, every
+	// event and progress marker delivered, and the cache RV at the last
+	// bookmark. Bookmarks carry it.
 	lastRV uint64
+	// startRV is lastRV when the stream started. As in kube's
+	// cacheWatcher.process, periodic bookmarks are sent only once lastRV
+	// is above it.
+	startRV uint64
+	// cacheRV reads the cache's RV, which also moves with the events this
+	// watch's selector filters out.
+	cacheRV func() uint64
 }
 
 // run writes the initial events, then live events and bookmarks until the
@@ -107,6 +124,11 @@ func (ws *watchStream) run(ctx context.Context) error {
 	defer func() { stopTimer(bookmark) }()
 	for _, ev := range ws.watcher.Initial() {
 		if err := ws.write(ev); err != nil {
+			return err
+		}
+	}
+	if ws.initialEventsEnd {
+		if err := ws.writeInitialEventsEnd(); err != nil {
 			return err
 		}
 	}
@@ -127,11 +149,7 @@ func (ws *watchStream) run(ctx context.Context) error {
 				return err
 			}
 		case <-timerC(bookmark):
-			// Queued events go first, so the bookmark carries their RV.
-			if err := ws.drain(); err != nil {
-				return err
-			}
-			if err := ws.writeBookmark(); err != nil {
+			if err := ws.bookmark(); err != nil {
 				return err
 			}
 			bookmark = ws.nextBookmark()
@@ -179,6 +197,36 @@ func (ws *watchStream) write(ev versioncache.Event) error {
 	}
 	_, err := ws.out.Write(ev.Frame(ev.Type))
 	return err
+}
+
+// bookmark writes a periodic BOOKMARK at the newest RV the watch reached.
+// Like kube's, whose bookmarks carry the watch cache's RV, it takes the
+// cache RV, so a watch whose selector filters out every change still moves
+// on. The events queued up to that RV are written first, so the bookmark
+// never passes an unsent event. No bookmark is written while the RV is not
+// above the watch's start, nor after the watcher was closed.
+func (ws *watchStream) bookmark() error {
+	rv := ws.cacheRV()
+	// Apply dispatches under the cache lock that RV takes, so every event
+	// up to rv for this watcher is queued by now.
+	for ws.lastRV < rv {
+		select {
+		case ev, ok := <-ws.watcher.Events():
+			if !ok {
+				return nil // the main loop sees the close
+			}
+			if err := ws.write(ev); err != nil {
+				return err
+			}
+			continue
+		default:
+		}
+		ws.lastRV = rv // nothing up to rv left for this watcher
+	}
+	if ws.lastRV <= ws.startRV {
+		return ws.rc.Flush()
+	}
+	return ws.writeBookmark()
 }
 
 // writeBookmark writes a BOOKMARK carrying lastRV and flushes.

@@ -89,67 +89,63 @@ func TestWatchTooOldResourceVersion(t *testing.T) {
 	wc.MustEnd(t)
 }
 
-func TestWatchRejectsWatchList(t *testing.T) {
-	f := newFixture(t)
-	srv := MustServer(t, Config{Caches: f.caches()})
-	for _, query := range []string{
-		"watch=true&sendInitialEvents=true&allowWatchBookmarks=true&resourceVersionMatch=NotOlderThan",
-		"watch=true&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&resourceVersion=20",
-		"watch=true&sendInitialEvents=false&resourceVersionMatch=NotOlderThan",
-		"watch=true&sendInitialEvents=true",
-		"watch=true&resourceVersionMatch=NotOlderThan&resourceVersion=1",
-	} {
-		t.Run(query, func(t *testing.T) {
-			r := MustGet(t, srv.URL+"/api/v1/pods?"+query)
-			st := MustStatus(t, r)
-			if r.code != http.StatusUnprocessableEntity || st.Reason != "Invalid" {
-				t.Fatalf("got %d %s, want 422 Invalid", r.code, st.Reason)
-			}
-			if st.Details == nil || st.Details.Kind != "ListOptions" || st.Details.Group != "meta.k8s.io" {
-				t.Errorf("got details %+v, want kind ListOptions group meta.k8s.io", st.Details)
-			}
-		})
-	}
+func bookmarkFrame(kind, rv string) string {
+	return `{"type":"BOOKMARK","object":{"kind":"` + kind + `","apiVersion":"v1","metadata":{"resourceVersion":"` + rv + `"}}}`
 }
 
+// Bookmarks come every bookmarkInterval and bookmarkBeforeTimeout before
+// the deadline, carry the newest RV reached, and, as in kube, only once
+// that RV is above the watch's start.
 func TestWatchBookmarks(t *testing.T) {
 	f := newFixture(t)
 	fc := clocktesting.NewFakeClock(time.Now())
 	srv := MustServer(t, Config{Caches: f.caches(), Clock: fc})
 	wc := MustWatch(t, srv.URL+"/api/v1/pods?watch=true&resourceVersion=20&allowWatchBookmarks=true&timeoutSeconds=200")
-	bookmark := func(rv string) string {
-		return `{"type":"BOOKMARK","object":{"kind":"Pod","apiVersion":"v1","metadata":{"resourceVersion":"` + rv + `"}}}`
-	}
 	waitForWaiters(t, fc, 2) // the timeout and the first bookmark
 	fc.Step(bookmarkInterval)
-	if got, want := wc.MustFrame(t), bookmark("20"); got != want {
-		t.Errorf("got %s, want %s (the start RV)", got, want)
-	}
+	waitForWaiters(t, fc, 2) // at 60 s nothing is newer than 20: no bookmark
 	MustApply(t, f.pods, 21, watch.Modified, podJSON("default", "web-1", 21, "node-a", "Running", nil))
 	checkFrames(t, wc.MustFrames(t, 1), []string{"MODIFIED default/web-1 21"})
+	fc.Step(bookmarkInterval) // at 120 s
+	if got, want := wc.MustFrame(t), bookmarkFrame("Pod", "21"); got != want {
+		t.Errorf("got %s, want %s", got, want)
+	}
 	// A progress marker is not written but advances the bookmark RV.
 	if err := f.pods.Apply(nil, 30); err != nil {
 		t.Fatalf("Apply progress: %v", err)
 	}
 	waitForWaiters(t, fc, 2)
-	fc.Step(bookmarkInterval)
-	if got, want := wc.MustFrame(t), bookmark("30"); got != want {
-		t.Errorf("got %s, want %s (the progress marker's RV)", got, want)
-	}
-	waitForWaiters(t, fc, 2)
 	fc.Step(bookmarkInterval) // at 180 s
-	if got, want := wc.MustFrame(t), bookmark("30"); got != want {
-		t.Errorf("got %s, want %s", got, want)
+	if got, want := wc.MustFrame(t), bookmarkFrame("Pod", "30"); got != want {
+		t.Errorf("got %s, want %s (the progress marker's RV)", got, want)
 	}
 	// The last bookmark comes bookmarkBeforeTimeout before the deadline,
 	// sooner than the next heartbeat.
 	waitForWaiters(t, fc, 2)
 	fc.Step(200*time.Second - 3*bookmarkInterval - bookmarkBeforeTimeout)
-	if got, want := wc.MustFrame(t), bookmark("30"); got != want {
+	if got, want := wc.MustFrame(t), bookmarkFrame("Pod", "30"); got != want {
 		t.Errorf("got %s, want %s before the timeout", got, want)
 	}
 	fc.Step(bookmarkBeforeTimeout)
 	wc.MustEnd(t)
+}
+
+// A watch whose selector filters out every change still bookmarks the
+// cache's RV, after writing the matching events queued before it.
+func TestWatchBookmarkCarriesCacheRV(t *testing.T) {
+	f := newFixture(t)
+	fc := clocktesting.NewFakeClock(time.Now())
+	srv := MustServer(t, Config{Caches: f.caches(), Clock: fc})
+	wc := MustWatch(t, srv.URL+"/api/v1/pods?watch=true&resourceVersion=20&allowWatchBookmarks=true&fieldSelector=spec.nodeName%3Dnode-a")
+	waitForWaiters(t, fc, 2)
+	MustApply(t, f.pods, 21, watch.Added, podJSON("default", "on-b", 21, "node-b", "Running", nil))
+	MustApply(t, f.pods, 22, watch.Added, podJSON("default", "on-a", 22, "node-a", "Running", nil))
+	MustApply(t, f.pods, 23, watch.Added, podJSON("default", "on-b2", 23, "node-b", "Running", nil))
+	fc.Step(bookmarkInterval)
+	checkFrames(t, wc.MustFrames(t, 1), []string{"ADDED default/on-a 22"})
+	if got, want := wc.MustFrame(t), bookmarkFrame("Pod", "23"); got != want {
+		t.Errorf("got %s, want %s", got, want)
+	}
 }
 
 func TestWatchTimeoutEndsCleanly(t *testing.T) {
@@ -212,8 +208,8 @@ func TestNextBookmarkTime(t *testing.T) {
 	}
 }
 
-// A watch from an RV the cache has not reached yet never bookmarks an
-// older RV than the one the client asked for.
+// A watch from an RV the cache has not reached yet gets no bookmark until
+// the cache passes that RV.
 func TestWatchBookmarkFromFutureRV(t *testing.T) {
 	f := newFixture(t)
 	fc := clocktesting.NewFakeClock(time.Now())
@@ -221,11 +217,12 @@ func TestWatchBookmarkFromFutureRV(t *testing.T) {
 	wc := MustWatch(t, srv.URL+"/api/v1/nodes?watch=true&resourceVersion=25&allowWatchBookmarks=true")
 	waitForWaiters(t, fc, 2)
 	fc.Step(bookmarkInterval)
-	want := `{"type":"BOOKMARK","object":{"kind":"Node","apiVersion":"v1","metadata":{"resourceVersion":"25"}}}`
-	if got := wc.MustFrame(t); got != want {
-		t.Errorf("got %s, want %s", got, want)
-	}
+	waitForWaiters(t, fc, 2)
 	MustApply(t, f.nodes, 25, watch.Modified, nodeJSON("node-a", 25, true))
 	MustApply(t, f.nodes, 26, watch.Modified, nodeJSON("node-b", 26, true))
 	checkFrames(t, wc.MustFrames(t, 1), []string{"MODIFIED /node-b 26"})
+	fc.Step(bookmarkInterval)
+	if got, want := wc.MustFrame(t), bookmarkFrame("Node", "26"); got != want {
+		t.Errorf("got %s, want %s", got, want)
+	}
 }

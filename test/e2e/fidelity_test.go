@@ -26,8 +26,7 @@ import (
 )
 
 // informerSyncTimeout bounds how long the informers of every synced
-// resource may take to sync through apiserver-lite, including the 422
-// fallback of WatchList.
+// resource may take to sync through apiserver-lite.
 const informerSyncTimeout = time.Minute
 
 // syncedResource is one entry of apiserver-lite's default sync set, with
@@ -145,23 +144,23 @@ func startInformers(ctx context.Context, client dynamic.Interface, resources []s
 	return stores, synced
 }
 
-// checkInformerProtocol checks how r's informer synced: with WatchList on it
-// asked for sendInitialEvents, got 422 and fell back to a LIST; with it off
-// it never asked for sendInitialEvents.
+// checkInformerProtocol checks how r's informer synced: with WatchList on
+// through one sendInitialEvents watch answered 200 and no LIST at all; with
+// it off through a LIST and never asking for sendInitialEvents.
 func checkInformerProtocol(t *testing.T, log *requestLog, r syncedResource, watchList bool) {
 	t.Helper()
 	reqs := log.forPath(r.collectionPath())
 	watchListAt := slices.IndexFunc(reqs, func(e loggedRequest) bool { return e.query.Get("sendInitialEvents") == "true" })
-	listAt := slices.IndexFunc(reqs, func(e loggedRequest) bool { return e.query.Get("watch") == "" && e.code == http.StatusOK })
+	listAt := slices.IndexFunc(reqs, func(e loggedRequest) bool { return e.query.Get("watch") == "" })
 	switch {
-	case listAt < 0:
-		t.Errorf("%s: no successful LIST through the edge; requests:\n%s", r.gvr, log)
 	case watchList && watchListAt < 0:
 		t.Errorf("%s: WatchListClient on but no sendInitialEvents request; requests:\n%s", r.gvr, log)
-	case watchList && reqs[watchListAt].code != http.StatusUnprocessableEntity:
-		t.Errorf("%s: sendInitialEvents answered %d, want %d", r.gvr, reqs[watchListAt].code, http.StatusUnprocessableEntity)
-	case watchList && listAt < watchListAt:
-		t.Errorf("%s: LIST came before the WatchList attempt, want the fallback after it; requests:\n%s", r.gvr, log)
+	case watchList && reqs[watchListAt].code != http.StatusOK:
+		t.Errorf("%s: sendInitialEvents answered %d, want %d", r.gvr, reqs[watchListAt].code, http.StatusOK)
+	case watchList && listAt >= 0:
+		t.Errorf("%s: WatchListClient on but the informer sent a LIST; requests:\n%s", r.gvr, log)
+	case !watchList && (listAt < 0 || reqs[listAt].code != http.StatusOK):
+		t.Errorf("%s: no successful LIST through the edge; requests:\n%s", r.gvr, log)
 	case !watchList && watchListAt >= 0:
 		t.Errorf("%s: WatchListClient off but sendInitialEvents was sent: %s", r.gvr, reqs[watchListAt].query.Encode())
 	}
