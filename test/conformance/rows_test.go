@@ -96,8 +96,6 @@ const (
 	whyProtobuf = "protobuf is not served yet: apiserver-lite answers JSON when JSON is acceptable; the decoded objects are equal"
 	whyTable    = "Table output is not served yet: apiserver-lite answers the plain list, so kubectl prints only NAME and AGE"
 	whyExact    = "Exact history reaches back only as far as the edge's event ring and never before its first sync (this RV predates it): apiserver-lite answers 410 there, kube-apiserver serves it from etcd until compaction"
-	whyWatch    = "WatchList is not served yet: apiserver-lite rejects sendInitialEvents with kube-apiserver's own 422 for a server without the WatchList feature"
-	whyInformer = "WatchList is not served yet: client-go falls back to list+watch against apiserver-lite, and its consistency detector only checks WatchList syncs, so it runs against the cloud only"
 	whyGetRV    = "kube-apiserver answers a GET with a malformed resourceVersion with 500 InternalError; apiserver-lite answers 400 BadRequest, as both do for a LIST (clients never send one)"
 	whyHistory  = "by design: apiserver-lite's event history starts at its initial list from the cloud, so a watch from an older RV gets ERROR 410 Expired (clients relist) where kube-apiserver's watch cache, in a fresh cluster, still holds those events and replays them"
 	whyScope    = "by design: apiserver-lite syncs only its own node's pods and Node (fieldSelector spec.nodeName / metadata.name); other nodes' objects are not on the edge"
@@ -201,7 +199,7 @@ var rows = []row{
 		wantCode: 200, untilEnd: true},
 	{name: "configmaps WATCH sendInitialEvents (WatchList)", kind: watchRow, resource: "configmaps", path: wcmPath,
 		query:    "watch=1&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true&timeoutSeconds=2",
-		wantCode: 200, untilEnd: true, knownDifference: whyWatch, differsIn: aspectStatus},
+		wantCode: 200, untilEnd: true},
 	{name: "pods WATCH from an RV before the edge's initial list", kind: watchRow, resource: "pods", path: podPath, query: "watch=1&resourceVersion={rv}&fieldSelector=spec.nodeName%3D{node}&timeoutSeconds=2",
 		wantCode: 200, untilEnd: true, knownDifference: whyHistory, differsIn: aspectEvents},
 	{name: "namespaces WATCH resourceVersion=0 fieldSelector metadata.name", kind: watchRow, resource: "namespaces", path: nsPath, query: "watch=1&resourceVersion=0&fieldSelector=metadata.name%3D{ns}&timeoutSeconds=2",
@@ -227,8 +225,7 @@ var rows = []row{
 
 	// client-go informers
 	{name: "informer WatchListClient off", kind: informerRow, resource: "configmaps"},
-	{name: "informer WatchListClient on, KUBE_WATCHLIST_INCONSISTENCY_DETECTOR=true", kind: informerRow, resource: "configmaps", watchList: true,
-		knownDifference: whyInformer, differsIn: aspectConsistency},
+	{name: "informer WatchListClient on, KUBE_WATCHLIST_INCONSISTENCY_DETECTOR=true", kind: informerRow, resource: "configmaps", watchList: true},
 }
 
 // Changes the watch rows make, in the row's own namespace.
