@@ -92,12 +92,19 @@ func (c *Cache) stateEventsLocked(m *matcher) []Event {
 
 // oldestLocked returns the oldest RV a watch can start from: one below the
 // oldest servable event, as kube's watchCache.getAllEventsSinceLocked
-// computes it, but never below an evicted event's RV. mu must be held.
+// computes it, but never below an evicted event's RV. When eviction split
+// a group of events sharing an RV (a relist's deletes), a watch resuming at
+// that RV could miss the evicted members, so it must start after it.
+// mu must be held.
 func (c *Cache) oldestLocked() uint64 {
 	if !c.evicted || c.ring.len() == 0 {
 		return c.replaceRV
 	}
-	return max(c.ring.at(0).RV-1, c.evictedRV)
+	first := c.ring.at(0).RV
+	if first == c.evictedRV {
+		return c.evictedRV + 1
+	}
+	return max(first-1, c.evictedRV)
 }
 
 // eventsSinceLocked returns the cached events after fromRV as m sees them,
@@ -107,7 +114,7 @@ func (c *Cache) eventsSinceLocked(fromRV uint64, m *matcher) ([]Event, error) {
 		return nil, &TooOldError{Requested: fromRV, Oldest: oldest}
 	}
 	var out []Event
-	for i := c.ring.firstAfter(fromRV); i < c.ring.len(); i++ {
+	for i := c.resumeIndexLocked(fromRV); i < c.ring.len(); i++ {
 		if e, ok := m.view(c.ring.at(i)); ok {
 			out = append(out, e)
 		}
@@ -141,4 +148,23 @@ func (w *Watcher) Stop() {
 	c.watchMu.Lock()
 	defer c.watchMu.Unlock()
 	c.removeWatcherLocked(w, false)
+}
+
+// resumeIndexLocked returns the index of the first ring event a watch from
+// fromRV replays: the first one after fromRV, except that a group of
+// events sharing fromRV (a relist's deletes all carry the list RV) is
+// replayed whole. A client that saw only part of such a group before its
+// stream ended resumes at that RV and would otherwise miss the rest; the
+// members it already has arrive again, which informers ignore (a DELETED
+// for an unknown object is dropped). mu must be held.
+func (c *Cache) resumeIndexLocked(fromRV uint64) int {
+	i := c.ring.firstAfter(fromRV)
+	if fromRV == 0 {
+		return i
+	}
+	j := c.ring.firstAfter(fromRV - 1)
+	if i-j >= 2 {
+		return j
+	}
+	return i
 }

@@ -450,27 +450,41 @@ func TestStopRaces(t *testing.T) {
 	}
 }
 
-// A relist diff's deletes share the list RV. Once eviction splits such a
-// batch, a watch from just below that RV would miss the evicted delete, so
-// it must get 410.
-func TestTooOldWhenEvictionSplitsSharedRV(t *testing.T) {
-	c := MustReadyCache(t, 2, []*Object{MustPod(t, "ns", "a", 90, ""), MustPod(t, "ns", "b", 91, "")}, 100)
+// A relist diff's deletes share the list RV. A watch resuming at that RV
+// replays the whole group, since its client may have seen only part of it.
+// Once eviction splits the group, resuming at its RV could miss evicted
+// members, so it gets 410.
+func TestSharedRVGroup(t *testing.T) {
+	c := MustReadyCache(t, 3, []*Object{MustPod(t, "ns", "a", 90, ""), MustPod(t, "ns", "b", 91, "")}, 100)
 	MustApply(t, c, 110,
 		ev(watch.Deleted, MustPod(t, "ns", "a", 110, "")),
 		ev(watch.Deleted, MustPod(t, "ns", "b", 110, "")))
 	w := MustWatch(t, c, 100, false, Predicate{})
 	if got, want := summary(w.Initial()), 2; len(got) != want {
-		t.Errorf("before eviction: got replay %v, want %d deletes", got, want)
+		t.Errorf("from 100: got replay %v, want %d deletes", got, want)
+	}
+	w.Stop()
+	w = MustWatch(t, c, 110, false, Predicate{})
+	if got := rvs(w.Initial()); !slices.Equal(got, []uint64{110, 110}) {
+		t.Errorf("from the group's RV: got replay %v, want the whole group [110 110]", got)
 	}
 	w.Stop()
 	MustApply(t, c, 111, ev(watch.Added, MustPod(t, "ns", "c", 111, "")))
-	_, err := c.Watch(109, false, Predicate{})
-	if too, ok := isTooOld(err); !ok || too.Oldest != 110 {
-		t.Errorf("from 109 after a split: got %v, want too old with oldest 110", err)
+	w = MustWatch(t, c, 111, false, Predicate{})
+	if got := rvs(w.Initial()); len(got) != 0 {
+		t.Errorf("from 111: got replay %v, want none (a single event is not a group)", got)
 	}
-	w = MustWatch(t, c, 110, false, Predicate{})
+	w.Stop()
+	MustApply(t, c, 112, ev(watch.Added, MustPod(t, "ns", "d", 112, "")))
+	for _, from := range []uint64{109, 110} {
+		_, err := c.Watch(from, false, Predicate{})
+		if too, ok := isTooOld(err); !ok || too.Oldest != 111 {
+			t.Errorf("from %d after the group was split: got %v, want too old with oldest 111", from, err)
+		}
+	}
+	w = MustWatch(t, c, 111, false, Predicate{})
 	defer w.Stop()
-	if got := rvs(w.Initial()); !slices.Equal(got, []uint64{111}) {
-		t.Errorf("from 110: got replay %v, want [111]", got)
+	if got := rvs(w.Initial()); !slices.Equal(got, []uint64{112}) {
+		t.Errorf("from 111: got replay %v, want [112]", got)
 	}
 }
