@@ -11,6 +11,11 @@ import (
 // serveList answers a list with the cache's snapshot. The body is built
 // from the objects' cached JSON without decoding them.
 func (s *server) serveList(w http.ResponseWriter, r *http.Request, t target, req *listRequest) {
+	tbl, err := parseTable(r, t)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
 	if err := s.awaitRV(r.Context(), t.cache, req.rv); err != nil {
 		writeError(w, err)
 		return
@@ -23,6 +28,10 @@ func (s *server) serveList(w http.ResponseWriter, r *http.Request, t target, req
 	if req.exact && rv != req.rv {
 		// Only the current state is kept, and it is newer than asked for.
 		writeError(w, errExpired(req.rv, rv))
+		return
+	}
+	if tbl != nil {
+		s.writeTable(w, tbl, objs, rv)
 		return
 	}
 	writeList(w, t, objs, rv)

@@ -38,6 +38,11 @@ const (
 // RV gets 200 and one ERROR event carrying 410 Expired, as in
 // kube-apiserver.
 func (s *server) serveWatch(w http.ResponseWriter, r *http.Request, t target, req *listRequest) {
+	tbl, err := parseTable(r, t)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
 	watcher, err := t.cache.Watch(req.rv, req.rv == 0, req.pred)
 	var tooOld *versioncache.TooOldError
 	switch {
@@ -64,6 +69,9 @@ func (s *server) serveWatch(w http.ResponseWriter, r *http.Request, t target, re
 		deadline: s.clock.Now().Add(watchTimeout(&req.opts, rand.Float64())),
 		// A watch from an RV above the cache's already has that RV.
 		lastRV: max(watcher.StartRV(), req.rv),
+	}
+	if tbl != nil {
+		ws.table = &tableFrames{req: tbl, clock: s.clock.Now}
 	}
 	if req.opts.AllowWatchBookmarks {
 		ws.bookmarkHead = bookmarkHead(t.info.Kind, t.apiVersion())
@@ -96,6 +104,9 @@ type watchStream struct {
 	// lastRV is the highest RV delivered to this watcher: its start RV,
 	// every event and every progress marker. Bookmarks carry it.
 	lastRV uint64
+	// table encodes events as one-row Tables; nil unless the client asked
+	// for Tables.
+	table *tableFrames
 }
 
 // run writes the initial events, then live events and bookmarks until the
@@ -176,6 +187,9 @@ func (ws *watchStream) write(ev versioncache.Event) error {
 	ws.lastRV = max(ws.lastRV, ev.RV)
 	if ev.Type == watch.Bookmark || ev.Object == nil {
 		return nil
+	}
+	if ws.table != nil {
+		return ws.table.write(ws.out, ev)
 	}
 	_, err := ws.out.Write(ev.Frame(ev.Type))
 	return err
