@@ -23,6 +23,9 @@ type Config struct {
 	CloudConnected func() bool           // cloud-link state from the sync loop; nil means false
 	Logger         *slog.Logger
 	Clock          clock.Clock // k8s.io/utils/clock; nil means the real clock
+	// Version answers /version while the cloud is unreachable; nil means
+	// the version is never known locally.
+	Version VersionSource
 }
 
 // coreGroupVersion is the legacy API group served under /api.
@@ -43,6 +46,7 @@ type server struct {
 	connected func() bool            // never nil
 	log       *slog.Logger           // never nil
 	clock     clock.Clock            // never nil
+	version   VersionSource          // nil when not configured
 }
 
 // New returns the handler of the local API.
@@ -53,6 +57,7 @@ func New(cfg Config) (http.Handler, error) {
 		connected: cfg.CloudConnected,
 		log:       cfg.Logger,
 		clock:     cfg.Clock,
+		version:   cfg.Version,
 	}
 	if s.connected == nil {
 		s.connected = func() bool { return false }
@@ -105,6 +110,7 @@ func (s *server) routes() http.Handler {
 	read.Path("/healthz").HandlerFunc(s.serveLive)
 	read.Path("/livez").HandlerFunc(s.serveLive)
 	read.Path("/readyz").HandlerFunc(s.serveReady)
+	read.Path("/version").Handler(s.discovery(s.localVersion))
 	read.Path("/api").Handler(s.discovery(s.localAPIVersions))
 	read.Path("/api/v1").Handler(s.discovery(s.localCoreResources))
 	read.Path("/apis").Handler(s.discovery(s.localGroupList))
