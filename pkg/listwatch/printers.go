@@ -71,6 +71,17 @@ var printers = map[schema.GroupResource]printer{
 		{Name: "Kernel-Version", Type: "string", Priority: 1, Description: corev1.NodeSystemInfo{}.SwaggerDoc()["kernelVersion"]},
 		{Name: "Container-Runtime", Type: "string", Priority: 1, Description: corev1.NodeSystemInfo{}.SwaggerDoc()["containerRuntimeVersion"]},
 	}, row: nodeRow, emptyRows: true},
+	{Resource: "namespaces"}: {columns: []metav1.TableColumnDefinition{
+		{Name: "Name", Type: "string", Format: "name", Description: nameDescription},
+		{Name: "Status", Type: "string", Description: "The status of the namespace"},
+		{Name: "Age", Type: "string", Description: createdDescription},
+	}, row: namespaceRow, emptyRows: true},
+	{Resource: "secrets"}: {columns: []metav1.TableColumnDefinition{
+		{Name: "Name", Type: "string", Format: "name", Description: nameDescription},
+		{Name: "Type", Type: "string", Description: corev1.Secret{}.SwaggerDoc()["type"]},
+		{Name: "Data", Type: "string", Description: corev1.Secret{}.SwaggerDoc()["data"]},
+		{Name: "Age", Type: "string", Description: createdDescription},
+	}, row: secretRow, emptyRows: true},
 	{Resource: "configmaps"}: {columns: []metav1.TableColumnDefinition{
 		{Name: "Name", Type: "string", Format: "name", Description: nameDescription},
 		{Name: "Data", Type: "string", Description: corev1.ConfigMap{}.SwaggerDoc()["data"]},
@@ -102,6 +113,22 @@ func configMapRow(raw []byte, now time.Time) ([]any, []metav1.TableRowCondition,
 	return []any{cm.Name, int64(len(cm.Data) + len(cm.BinaryData)), age(cm.CreationTimestamp, now)}, nil, nil
 }
 
+func namespaceRow(raw []byte, now time.Time) ([]any, []metav1.TableRowCondition, error) {
+	var ns corev1.Namespace
+	if err := json.Unmarshal(raw, &ns); err != nil {
+		return nil, nil, fmt.Errorf("decode namespace: %w", err)
+	}
+	return []any{ns.Name, string(ns.Status.Phase), age(ns.CreationTimestamp, now)}, nil, nil
+}
+
+func secretRow(raw []byte, now time.Time) ([]any, []metav1.TableRowCondition, error) {
+	var s corev1.Secret
+	if err := json.Unmarshal(raw, &s); err != nil {
+		return nil, nil, fmt.Errorf("decode secret: %w", err)
+	}
+	return []any{s.Name, string(s.Type), int64(len(s.Data)), age(s.CreationTimestamp, now)}, nil, nil
+}
+
 func nodeRow(raw []byte, now time.Time) ([]any, []metav1.TableRowCondition, error) {
 	var n corev1.Node
 	if err := json.Unmarshal(raw, &n); err != nil {
@@ -131,7 +158,18 @@ func nodeRow(raw []byte, now time.Time) ([]any, []metav1.TableRowCondition, erro
 	info := n.Status.NodeInfo
 	return []any{n.Name, strings.Join(status, ","), roles, age(n.CreationTimestamp, now), info.KubeletVersion,
 		nodeAddress(&n, corev1.NodeInternalIP), nodeAddress(&n, corev1.NodeExternalIP),
-		orUnknown(info.OSImage), orUnknown(info.KernelVersion), orUnknown(info.ContainerRuntimeVersion)}, nil, nil
+		orUnknown(info.OSImage), kernelVersion(info), orUnknown(info.ContainerRuntimeVersion)}, nil, nil
+}
+
+// kernelVersion is the KERNEL-VERSION cell: the kernel, followed by the
+// architecture in parentheses when the node reports one, as kube-apiserver
+// 1.36 prints it.
+func kernelVersion(info corev1.NodeSystemInfo) string {
+	k := orUnknown(info.KernelVersion)
+	if info.Architecture != "" {
+		k += " (" + info.Architecture + ")"
+	}
+	return k
 }
 
 // nodeRoles is kubectl's findNodeRoles, sorted.

@@ -71,9 +71,9 @@ func TestTableColumnsAndCells(t *testing.T) {
 				{"node-b", "Unknown,SchedulingDisabled", "<none>", "<unknown>", "", "<none>", "<none>", "<unknown>", "<unknown>", "<unknown>"}}, "20"},
 		{"configmaps", "/api/v1/configmaps?fieldSelector=metadata.namespace%3Ddefault",
 			[]string{"Name", "Data", "Age"}, [][]any{{"settings", float64(1), "<unknown>"}}, "20"},
-		{"default columns", "/api/v1/namespaces",
-			[]string{"Name", "Created At"},
-			[][]any{{"default", "0001-01-01T00:00:00Z"}, {"kube-system", "0001-01-01T00:00:00Z"}}, "20"},
+		{"namespaces", "/api/v1/namespaces",
+			[]string{"Name", "Status", "Age"},
+			[][]any{{"default", "Active", "<unknown>"}, {"kube-system", "Active", "<unknown>"}}, "20"},
 		{"default columns of a group", "/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases/node-a",
 			[]string{"Name", "Created At"}, [][]any{{"node-a", "0001-01-01T00:00:00Z"}}, "7"},
 	}
@@ -266,7 +266,7 @@ func TestNodeRow(t *testing.T) {
 			Conditions: []corev1.NodeCondition{{Type: corev1.NodeMemoryPressure, Status: corev1.ConditionFalse},
 				{Type: corev1.NodeReady, Status: corev1.ConditionFalse}},
 			Addresses: []corev1.NodeAddress{{Type: corev1.NodeHostName, Address: "n1"}, {Type: corev1.NodeInternalIP, Address: "10.0.0.1"}},
-			NodeInfo: corev1.NodeSystemInfo{KubeletVersion: "v1.36.0", OSImage: "Debian", KernelVersion: "6.1",
+			NodeInfo: corev1.NodeSystemInfo{KubeletVersion: "v1.36.0", OSImage: "Debian", KernelVersion: "6.1", Architecture: "arm64",
 				ContainerRuntimeVersion: "containerd://2.0"},
 		},
 	}
@@ -278,7 +278,7 @@ func TestNodeRow(t *testing.T) {
 	if err != nil {
 		t.Fatalf("nodeRow: %v", err)
 	}
-	want := []any{"n1", "NotReady", "control-plane,edge", "2d1h", "v1.36.0", "10.0.0.1", "<none>", "Debian", "6.1", "containerd://2.0"}
+	want := []any{"n1", "NotReady", "control-plane,edge", "2d1h", "v1.36.0", "10.0.0.1", "<none>", "Debian", "6.1 (arm64)", "containerd://2.0"}
 	if !reflect.DeepEqual(cells, want) {
 		t.Errorf("got cells %v, want %v", cells, want)
 	}
