@@ -12,6 +12,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/version"
 	"k8s.io/client-go/rest"
 
 	"github.com/apiserver-lite/apiserver-lite/test/e2e/framework"
@@ -57,9 +58,34 @@ func TestKubectlTablesMatchCloud(t *testing.T) {
 	}
 	t.Run("online", func(t *testing.T) { requireSameTables(t, c, cases, cloud) })
 	t.Run("cells", func(t *testing.T) { requireSameCells(t, c, ns) })
+	cloudVersion, err := c.KubectlCloud("version", "-o", "json")
+	if err != nil {
+		t.Fatalf("cloud version: %v", err)
+	}
 	c.StopCloud()
 	c.ClearKubectlCache()
 	t.Run("offline", func(t *testing.T) { requireSameTables(t, c, cases, cloud) })
+	t.Run("offline version", func(t *testing.T) {
+		out, err := c.KubectlEdge("version", "-o", "json")
+		if err != nil {
+			t.Fatalf("kubectl version through the edge: %v", err)
+		}
+		if got, want := serverVersion(t, out), serverVersion(t, cloudVersion); got != want || got.GitVersion == "" {
+			t.Errorf("server version through the offline edge: got %+v, want the cloud's %+v", got, want)
+		}
+	})
+}
+
+// serverVersion decodes kubectl version -o json's serverVersion.
+func serverVersion(t *testing.T, out string) version.Info {
+	t.Helper()
+	var v struct {
+		ServerVersion *version.Info `json:"serverVersion"`
+	}
+	if err := json.Unmarshal([]byte(out), &v); err != nil || v.ServerVersion == nil {
+		t.Fatalf("decode kubectl version %q: %v", out, err)
+	}
+	return *v.ServerVersion
 }
 
 func requireSameTables(t *testing.T, c *framework.Cluster, cases []tableCase, cloud map[string]string) {
@@ -137,6 +163,7 @@ func requireSameWatch(t *testing.T, c *framework.Cluster, ns string) {
 		t.Fatalf("update configmap: %v", err)
 	}
 	got := <-outs
+	t.Logf("kubectl get cm -n %s -w through the edge:\n%s", ns, got[1])
 	cloudOut, edgeOut := maskAges(got[0]), maskAges(got[1])
 	if !strings.Contains(cloudOut, "watched   2") && !tableHasRow(cloudOut, "watched", "2") {
 		t.Fatalf("cloud watch output has no updated row:\n%s", got[0])
