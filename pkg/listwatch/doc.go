@@ -18,12 +18,14 @@
 // maps a path to a cached resource, options.go parses query parameters,
 // get.go, list.go and watch.go serve reads, wait.go waits for a too large
 // resourceVersion, proxy.go forwards to the cloud, discovery.go and
-// health.go serve the non-resource endpoints, negotiate.go checks Accept, and
+// health.go serve the non-resource endpoints (aggregated.go the aggregated
+// discovery documents, version.go /version), negotiate.go checks Accept and
+// mediatype.go picks a conversion (Table, aggregated discovery) from it,
+// table.go, printers.go and podstatus.go render kubectl's Tables, and
 // status.go and recover.go write errors.
 //
-// Known gaps: responses are JSON only (protobuf-only clients get 406, Table
-// requests get a plain list); limit is ignored and a whole list is returned,
-// so a request that carries a continue token gets 400; exact lists are only
+// Known gaps: responses are JSON only (protobuf-only clients get 406); limit
+// is ignored and a whole list is returned, so a request that carries a continue token gets 400; exact lists are only
 // served at the cache's current resourceVersion (older ones get 410); the
 // WatchList protocol (sendInitialEvents) is rejected with 422 so clients fall
 // back to list+watch; the deprecated /api/v1/watch/... paths are proxied.
