@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -82,6 +83,11 @@ var printers = map[schema.GroupResource]printer{
 		{Name: "Data", Type: "string", Description: corev1.Secret{}.SwaggerDoc()["data"]},
 		{Name: "Age", Type: "string", Description: createdDescription},
 	}, row: secretRow, emptyRows: true},
+	{Group: coordinationv1.GroupName, Resource: "leases"}: {columns: []metav1.TableColumnDefinition{
+		{Name: "Name", Type: "string", Format: "name", Description: nameDescription},
+		{Name: "Holder", Type: "string", Description: coordinationv1.LeaseSpec{}.SwaggerDoc()["holderIdentity"]},
+		{Name: "Age", Type: "string", Description: createdDescription},
+	}, row: leaseRow, emptyRows: true},
 	{Resource: "configmaps"}: {columns: []metav1.TableColumnDefinition{
 		{Name: "Name", Type: "string", Format: "name", Description: nameDescription},
 		{Name: "Data", Type: "string", Description: corev1.ConfigMap{}.SwaggerDoc()["data"]},
@@ -119,6 +125,18 @@ func namespaceRow(raw []byte, now time.Time) ([]any, []metav1.TableRowCondition,
 		return nil, nil, fmt.Errorf("decode namespace: %w", err)
 	}
 	return []any{ns.Name, string(ns.Status.Phase), age(ns.CreationTimestamp, now)}, nil, nil
+}
+
+func leaseRow(raw []byte, now time.Time) ([]any, []metav1.TableRowCondition, error) {
+	var l coordinationv1.Lease
+	if err := json.Unmarshal(raw, &l); err != nil {
+		return nil, nil, fmt.Errorf("decode lease: %w", err)
+	}
+	holder := ""
+	if l.Spec.HolderIdentity != nil {
+		holder = *l.Spec.HolderIdentity
+	}
+	return []any{l.Name, holder, age(l.CreationTimestamp, now)}, nil, nil
 }
 
 func secretRow(raw []byte, now time.Time) ([]any, []metav1.TableRowCondition, error) {

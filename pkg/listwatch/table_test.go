@@ -10,8 +10,11 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/watch"
 	testingclock "k8s.io/utils/clock/testing"
+
+	"github.com/apiserver-lite/apiserver-lite/pkg/versioncache"
 )
 
 // kubectlAccept is what kubectl get sends.
@@ -74,8 +77,8 @@ func TestTableColumnsAndCells(t *testing.T) {
 		{"namespaces", "/api/v1/namespaces",
 			[]string{"Name", "Status", "Age"},
 			[][]any{{"default", "Active", "<unknown>"}, {"kube-system", "Active", "<unknown>"}}, "20"},
-		{"default columns of a group", "/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases/node-a",
-			[]string{"Name", "Created At"}, [][]any{{"node-a", "0001-01-01T00:00:00Z"}}, "7"},
+		{"lease", "/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases/node-a",
+			[]string{"Name", "Holder", "Age"}, [][]any{{"node-a", "node-a", "<unknown>"}}, "7"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -281,5 +284,28 @@ func TestNodeRow(t *testing.T) {
 	want := []any{"n1", "NotReady", "control-plane,edge", "2d1h", "v1.36.0", "10.0.0.1", "<none>", "Debian", "6.1 (arm64)", "containerd://2.0"}
 	if !reflect.DeepEqual(cells, want) {
 		t.Errorf("got cells %v, want %v", cells, want)
+	}
+}
+
+// Resources without a kube printer get the default convertor's Name and
+// Created At (RFC 3339, UTC) columns, and null rows when empty.
+func TestTableDefaultConvertor(t *testing.T) {
+	gvr := schema.GroupVersionResource{Group: "example.com", Version: "v1", Resource: "widgets"}
+	c := versioncache.New(gvr, 0)
+	c.SetInfo(metav1.APIResource{Name: "widgets", Namespaced: true, Kind: "Widget", Verbs: metav1.Verbs{"get", "list", "watch"}})
+	c.Replace([]*versioncache.Object{MustObject(t, `{"apiVersion":"example.com/v1","kind":"Widget","metadata":`+
+		`{"namespace":"a","name":"w1","resourceVersion":"5","creationTimestamp":"2026-01-02T03:04:05Z"}}`)}, 9)
+	t.Cleanup(c.Close)
+	srv := MustServer(t, Config{Caches: []*versioncache.Cache{c}, Clock: testingclock.NewFakeClock(tableNow)})
+	tbl := MustTable(t, MustDo(t, http.MethodGet, srv.URL+"/apis/example.com/v1/widgets", http.Header{"Accept": {kubectlAccept}}, ""))
+	if got, want := columnNames(tbl), []string{"Name", "Created At"}; !reflect.DeepEqual(got, want) || tbl.ColumnDefinitions[1].Type != "date" {
+		t.Errorf("got columns %v (%+v), want %v with Created At a date", got, tbl.ColumnDefinitions, want)
+	}
+	if len(tbl.Rows) != 1 || !reflect.DeepEqual(tbl.Rows[0].Cells, []any{"w1", "2026-01-02T03:04:05Z"}) {
+		t.Errorf("got rows %+v, want w1 created 2026-01-02T03:04:05Z", tbl.Rows)
+	}
+	empty := MustDo(t, http.MethodGet, srv.URL+"/apis/example.com/v1/namespaces/b/widgets", http.Header{"Accept": {kubectlAccept}}, "")
+	if !strings.Contains(empty.body, `"rows":null`) {
+		t.Errorf("got %s, want rows null as kube's default convertor answers", empty.body)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/version"
@@ -46,6 +47,8 @@ func TestKubectlTablesMatchCloud(t *testing.T) {
 		{"nodes wide", []string{"get", "nodes", "-o", "wide"}},
 		{"configmaps", []string{"get", "cm", "-n", ns}},
 		{"namespace", []string{"get", "ns", ns}},
+		{"secrets", []string{"get", "secrets", "-n", ns}},
+		{"leases", []string{"get", "leases", "-n", "kube-node-lease"}},
 	}
 	t.Run("watch", func(t *testing.T) { requireSameWatch(t, c, ns) })
 	cloud := map[string]string{}
@@ -109,7 +112,8 @@ func requireSameTables(t *testing.T, c *framework.Cluster, cases []tableCase, cl
 // masked: column definitions, cells and row conditions.
 func requireSameCells(t *testing.T, c *framework.Cluster, ns string) {
 	for _, path := range []string{"/api/v1/namespaces/" + ns + "/pods", "/api/v1/nodes", "/api/v1/namespaces/" + ns + "/configmaps",
-		"/api/v1/namespaces/" + ns + "/pods/web-1", "/api/v1/namespaces/" + ns} {
+		"/api/v1/namespaces/" + ns + "/pods/web-1", "/api/v1/namespaces/" + ns, "/api/v1/namespaces/" + ns + "/secrets",
+		"/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases"} {
 		var tables [2]string
 		for i, rc := range []rest.Interface{c.Admin.CoreV1().RESTClient(), c.EdgeClient().CoreV1().RESTClient()} {
 			raw, err := rc.Get().AbsPath(path).Param("includeObject", "None").SetHeader("Accept", kubectlTableAccept).Do(t.Context()).Raw()
@@ -237,5 +241,15 @@ func mustCreateTableObjects(t *testing.T, c *framework.Cluster, ns string) {
 	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "settings"}, Data: map[string]string{"a": "1", "b": "2"}}
 	if _, err := c.Admin.CoreV1().ConfigMaps(ns).Create(ctx, cm, metav1.CreateOptions{}); err != nil {
 		t.Fatalf("create configmap: %v", err)
+	}
+	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "creds"}, Type: corev1.SecretTypeOpaque,
+		Data: map[string][]byte{"user": []byte("u"), "pass": []byte("p")}}
+	if _, err := c.Admin.CoreV1().Secrets(ns).Create(ctx, secret, metav1.CreateOptions{}); err != nil {
+		t.Fatalf("create secret: %v", err)
+	}
+	holder := c.NodeName
+	lease := &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Name: c.NodeName}, Spec: coordinationv1.LeaseSpec{HolderIdentity: &holder}}
+	if _, err := c.Admin.CoordinationV1().Leases("kube-node-lease").Create(ctx, lease, metav1.CreateOptions{}); err != nil {
+		t.Fatalf("create lease: %v", err)
 	}
 }
