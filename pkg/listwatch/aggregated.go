@@ -93,7 +93,9 @@ func (s *server) versionDiscovery(gv schema.GroupVersion) apidiscoveryv2.APIVers
 	}
 }
 
-// resourceDiscovery converts one resource's discovery info.
+// resourceDiscovery converts one resource's discovery info. Like kube, the
+// response kind carries a group and version only where they differ from
+// the resource's own, which resourceList has already cleared.
 func resourceDiscovery(gv schema.GroupVersion, info metav1.APIResource) apidiscoveryv2.APIResourceDiscovery {
 	scope := apidiscoveryv2.ScopeCluster
 	if info.Namespaced {
@@ -103,7 +105,7 @@ func resourceDiscovery(gv schema.GroupVersion, info metav1.APIResource) apidisco
 		Resource:         info.Name,
 		SingularResource: info.SingularName,
 		Scope:            scope,
-		ResponseKind:     &metav1.GroupVersionKind{Group: gv.Group, Version: gv.Version, Kind: info.Kind},
+		ResponseKind:     &metav1.GroupVersionKind{Group: info.Group, Version: info.Version, Kind: info.Kind},
 		Verbs:            info.Verbs,
 		ShortNames:       info.ShortNames,
 		Categories:       info.Categories,

@@ -18,6 +18,8 @@ import (
 	"k8s.io/client-go/discovery/cached/memory"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/restmapper"
+
+	"github.com/apiserver-lite/apiserver-lite/pkg/versioncache"
 )
 
 // v2Accept asks for aggregated discovery v2 only.
@@ -49,10 +51,10 @@ func TestAggregatedDiscoveryShape(t *testing.T) {
 	}
 	core := MustAggregated(t, get("/api", aggregatedAccept))
 	pods := apidiscoveryv2.APIResourceDiscovery{Resource: "pods", SingularResource: "pod",
-		Scope: apidiscoveryv2.ScopeNamespace, ResponseKind: &metav1.GroupVersionKind{Version: "v1", Kind: "Pod"},
+		Scope: apidiscoveryv2.ScopeNamespace, ResponseKind: &metav1.GroupVersionKind{Kind: "Pod"},
 		Verbs: infos[podsGVR].Verbs, ShortNames: []string{"po"}}
 	nodes := apidiscoveryv2.APIResourceDiscovery{Resource: "nodes", SingularResource: "node",
-		Scope: apidiscoveryv2.ScopeCluster, ResponseKind: &metav1.GroupVersionKind{Version: "v1", Kind: "Node"},
+		Scope: apidiscoveryv2.ScopeCluster, ResponseKind: &metav1.GroupVersionKind{Kind: "Node"},
 		Verbs: infos[nodesGVR].Verbs, ShortNames: []string{"no"}}
 	if len(core.Items) != 1 || core.Items[0].Name != "" || len(core.Items[0].Versions) != 1 {
 		t.Fatalf("got /api items %+v, want the core group with one version", core.Items)
@@ -74,7 +76,7 @@ func TestAggregatedDiscoveryShape(t *testing.T) {
 	groups := MustAggregated(t, get("/apis", v2Accept+";profile=nopeer"))
 	lease := apidiscoveryv2.APIResourceDiscovery{Resource: "leases", SingularResource: "lease",
 		Scope:        apidiscoveryv2.ScopeNamespace,
-		ResponseKind: &metav1.GroupVersionKind{Group: "coordination.k8s.io", Version: "v1", Kind: "Lease"},
+		ResponseKind: &metav1.GroupVersionKind{Kind: "Lease"},
 		Verbs:        infos[leasesGVR].Verbs}
 	want := []apidiscoveryv2.APIGroupDiscovery{{ObjectMeta: metav1.ObjectMeta{Name: "coordination.k8s.io"},
 		Versions: []apidiscoveryv2.APIVersionDiscovery{{Version: "v1", Freshness: "Current",
@@ -219,5 +221,26 @@ func MustServerResources(t *testing.T, dc discovery.DiscoveryInterface) {
 		"v1/namespaces Namespace cluster", "v1/nodes Node cluster", "v1/pods Pod namespaced"}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("got resources %v, want %v", got, want)
+	}
+}
+
+// The sync loop records each resource's group and version in its info;
+// discovery names them only where they differ from the list's, as kube
+// does, so responseKind carries the kind alone.
+func TestDiscoveryOmitsOwnGroupVersion(t *testing.T) {
+	c := versioncache.New(leasesGVR, 0)
+	info := infos[leasesGVR]
+	info.Group, info.Version = leasesGVR.Group, leasesGVR.Version
+	c.SetInfo(info)
+	t.Cleanup(c.Close)
+	srv := MustServer(t, Config{Caches: []*versioncache.Cache{c}})
+	var list metav1.APIResourceList
+	MustDecode(t, MustDo(t, http.MethodGet, srv.URL+"/apis/coordination.k8s.io/v1", nil, ""), &list)
+	if got := list.APIResources; len(got) != 1 || got[0].Group != "" || got[0].Version != "" {
+		t.Errorf("got resources %+v, want leases without group and version", got)
+	}
+	agg := MustAggregated(t, MustDo(t, http.MethodGet, srv.URL+"/apis", http.Header{"Accept": {v2Accept}}, ""))
+	if got := *agg.Items[0].Versions[0].Resources[0].ResponseKind; got != (metav1.GroupVersionKind{Kind: "Lease"}) {
+		t.Errorf("got responseKind %+v, want kind Lease alone", got)
 	}
 }

@@ -149,6 +149,11 @@ func (s *server) resourceList(gv schema.GroupVersion) *metav1.APIResourceList {
 		if len(info.Verbs) == 0 {
 			info.Verbs = readVerbs
 		}
+		if info.Group == gv.Group && info.Version == gv.Version {
+			// kube names a resource's group and version only where they
+			// differ from the list's; the sync loop records them always.
+			info.Group, info.Version = "", ""
+		}
 		list.APIResources = append(list.APIResources, info)
 	}
 	return list

@@ -5,15 +5,18 @@ package e2e
 import (
 	"encoding/json"
 	"fmt"
+	"reflect"
 	"regexp"
 	"strings"
 	"testing"
 	"time"
 
+	apidiscoveryv2 "k8s.io/api/apidiscovery/v2"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/version"
+	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/rest"
 
 	"github.com/apiserver-lite/apiserver-lite/test/e2e/framework"
@@ -65,8 +68,17 @@ func TestKubectlTablesMatchCloud(t *testing.T) {
 	if err != nil {
 		t.Fatalf("cloud version: %v", err)
 	}
+	cloudDiscovery := map[string]aggregatedDoc{}
+	for _, path := range []string{"/api", "/apis"} {
+		cloudDiscovery[path] = mustAggregated(t, c.Admin.CoreV1().RESTClient(), path)
+	}
 	c.StopCloud()
 	c.ClearKubectlCache()
+	t.Run("offline aggregated discovery", func(t *testing.T) {
+		for path, cloud := range cloudDiscovery {
+			requireAggregatedSubset(t, path, mustAggregated(t, c.EdgeClient().CoreV1().RESTClient(), path), cloud)
+		}
+	})
 	t.Run("offline", func(t *testing.T) { requireSameTables(t, c, cases, cloud) })
 	t.Run("offline version", func(t *testing.T) {
 		out, err := c.KubectlEdge("version", "-o", "json")
@@ -77,6 +89,62 @@ func TestKubectlTablesMatchCloud(t *testing.T) {
 			t.Errorf("server version through the offline edge: got %+v, want the cloud's %+v", got, want)
 		}
 	})
+}
+
+// aggregatedDoc is an aggregated discovery answer.
+type aggregatedDoc struct {
+	contentType string
+	list        apidiscoveryv2.APIGroupDiscoveryList
+}
+
+func mustAggregated(t *testing.T, rc rest.Interface, path string) aggregatedDoc {
+	t.Helper()
+	var d aggregatedDoc
+	raw, err := rc.Get().AbsPath(path).SetHeader("Accept", discovery.AcceptV2+","+discovery.AcceptV1).
+		Do(t.Context()).ContentType(&d.contentType).Raw()
+	if err != nil {
+		t.Fatalf("GET %s: %v", path, err)
+	}
+	if err := json.Unmarshal(raw, &d.list); err != nil {
+		t.Fatalf("decode %s: %v", raw, err)
+	}
+	return d
+}
+
+// requireAggregatedSubset requires the edge's offline document to have the
+// cloud's content type and kind, and every resource it lists to equal the
+// cloud's entry for it, subresources aside (they are not kept offline).
+func requireAggregatedSubset(t *testing.T, path string, edge, cloud aggregatedDoc) {
+	if edge.contentType != cloud.contentType || edge.list.TypeMeta != cloud.list.TypeMeta {
+		t.Errorf("%s: got %q %+v, want the cloud's %q %+v", path, edge.contentType, edge.list.TypeMeta, cloud.contentType, cloud.list.TypeMeta)
+	}
+	want := map[string]apidiscoveryv2.APIResourceDiscovery{}
+	for _, g := range cloud.list.Items {
+		for _, v := range g.Versions {
+			for _, r := range v.Resources {
+				r.Subresources = nil
+				want[g.Name+"/"+v.Version+"/"+r.Resource] = r
+			}
+		}
+	}
+	n := 0
+	for _, g := range edge.list.Items {
+		for _, v := range g.Versions {
+			if v.Freshness != apidiscoveryv2.DiscoveryFreshnessCurrent {
+				t.Errorf("%s: %s/%s freshness %q, want Current", path, g.Name, v.Version, v.Freshness)
+			}
+			for _, r := range v.Resources {
+				n++
+				key := g.Name + "/" + v.Version + "/" + r.Resource
+				if w, ok := want[key]; !ok || !reflect.DeepEqual(r, w) {
+					t.Errorf("%s: %s: got %+v, want the cloud's %+v", path, key, r, w)
+				}
+			}
+		}
+	}
+	if n == 0 {
+		t.Errorf("%s: no resources offline", path)
+	}
 }
 
 // serverVersion decodes kubectl version -o json's serverVersion.
