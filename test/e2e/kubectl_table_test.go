@@ -22,7 +22,8 @@ import (
 	"github.com/apiserver-lite/apiserver-lite/test/e2e/framework"
 )
 
-// watchRunTime is how long a kubectl get -w runs before it is stopped.
+// watchRunTime is how long a kubectl get -w runs before it is stopped; it
+// must list within half of it.
 const watchRunTime = 8 * time.Second
 
 // tableCase is one kubectl get whose output must match kube-apiserver's.
@@ -216,16 +217,16 @@ const kubectlTableAccept = "application/json;as=Table;v=v1;g=meta.k8s.io,applica
 // configmap is created and changed, and requires the same lines.
 func requireSameWatch(t *testing.T, c *framework.Cluster, ns string) {
 	args := []string{"get", "cm", "-n", ns, "-w"}
-	outs := make(chan [2]string, 1)
-	go func() {
-		edge := make(chan string, 1)
-		go func() {
-			edge <- c.KubectlFor(watchRunTime, c.EdgeLocalKubeconfig, append([]string{"--server", c.EdgeURL}, args...)...)
-		}()
-		cloudOut := c.KubectlFor(watchRunTime, c.AdminKubeconfig, args...)
-		outs <- [2]string{cloudOut, <-edge}
-	}()
-	time.Sleep(watchRunTime / 4)
+	cloudRun := c.StartKubectl(watchRunTime, c.AdminKubeconfig, args...)
+	edgeRun := c.StartKubectl(watchRunTime, c.EdgeLocalKubeconfig, append([]string{"--server", c.EdgeURL}, args...)...)
+	// Change the configmap only once both have printed the initial list.
+	deadline := time.Now().Add(watchRunTime / 2)
+	for !tableHasRow(cloudRun.Output(), "settings") || !tableHasRow(edgeRun.Output(), "settings") {
+		if time.Now().After(deadline) {
+			t.Fatalf("watches did not list within %s: cloud\n%s\nedge\n%s", watchRunTime/2, cloudRun.Output(), edgeRun.Output())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "watched"}, Data: map[string]string{"a": "1"}}
 	if _, err := c.Admin.CoreV1().ConfigMaps(ns).Create(t.Context(), cm, metav1.CreateOptions{}); err != nil {
 		t.Fatalf("create configmap: %v", err)
@@ -234,13 +235,12 @@ func requireSameWatch(t *testing.T, c *framework.Cluster, ns string) {
 	if _, err := c.Admin.CoreV1().ConfigMaps(ns).Update(t.Context(), cm, metav1.UpdateOptions{}); err != nil {
 		t.Fatalf("update configmap: %v", err)
 	}
-	got := <-outs
-	t.Logf("kubectl get cm -n %s -w through the edge:\n%s", ns, got[1])
-	cloudOut, edgeOut := maskAges(got[0]), maskAges(got[1])
-	if !strings.Contains(cloudOut, "watched   2") && !tableHasRow(cloudOut, "watched", "2") {
-		t.Fatalf("cloud watch output has no updated row:\n%s", got[0])
+	cloudOut, edgeOut := cloudRun.Wait(), edgeRun.Wait()
+	t.Logf("kubectl get cm -n %s -w through the edge:\n%s", ns, edgeOut)
+	if !tableHasRow(cloudOut, "watched", "1") || !tableHasRow(cloudOut, "watched", "2") {
+		t.Fatalf("cloud watch output lacks the created and updated rows:\n%s", cloudOut)
 	}
-	if edgeOut != cloudOut {
+	if maskAges(edgeOut) != maskAges(cloudOut) {
 		t.Errorf("kubectl get cm -w through the edge:\n%s\nwant (from the cloud):\n%s", edgeOut, cloudOut)
 	}
 }
