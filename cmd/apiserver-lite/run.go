@@ -92,7 +92,12 @@ func serve(ctx context.Context, cfg config, res []cloudsync.Resource, store *met
 	if err != nil {
 		return err
 	}
-	handler, err := listwatch.New(listwatch.Config{Caches: caches, Cloud: cloud, CloudConnected: link.Connected, Logger: log})
+	version, err := newVersionKeeper(ctx, cloud, store, log)
+	if err != nil {
+		return err
+	}
+	handler, err := listwatch.New(listwatch.Config{Caches: caches, Cloud: cloud, CloudConnected: link.Connected, Logger: log,
+		Version: version})
 	if err != nil {
 		return fmt.Errorf("local api: %w", err)
 	}
@@ -102,15 +107,25 @@ func serve(ctx context.Context, cfg config, res []cloudsync.Resource, store *met
 	}
 	srv := &http.Server{Handler: handler, ReadHeaderTimeout: readHeaderTimeout}
 	log.Info("serving", "address", ln.Addr().String(), "node", cfg.NodeName, "resources", len(res))
-	return runUntilDone(ctx, srv, ln, syncers, caches, log)
+	return runUntilDone(ctx, srv, ln, append(syncRunners(syncers), version.Run), caches, log)
 }
 
-func runUntilDone(ctx context.Context, srv *http.Server, ln net.Listener, syncers []*cloudsync.Syncer, caches []*versioncache.Cache, log *slog.Logger) error {
+// syncRunners are the Run methods of syncers.
+func syncRunners(syncers []*cloudsync.Syncer) []func(context.Context) error {
+	runs := make([]func(context.Context) error, len(syncers))
+	for i, s := range syncers {
+		runs[i] = s.Run
+	}
+	return runs
+}
+
+// runUntilDone serves and runs the sync loops (runs) until ctx ends.
+func runUntilDone(ctx context.Context, srv *http.Server, ln net.Listener, runs []func(context.Context) error, caches []*versioncache.Cache, log *slog.Logger) error {
 	var wg sync.WaitGroup
 	syncCtx, stopSync := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopSync()
-	for _, s := range syncers {
-		wg.Go(func() { _ = s.Run(syncCtx) })
+	for _, run := range runs {
+		wg.Go(func() { _ = run(syncCtx) })
 	}
 	serveErr := make(chan error, 1)
 	wg.Go(func() { serveErr <- srv.Serve(ln) })
@@ -163,4 +178,18 @@ func newSyncers(cloud *rest.Config, res []cloudsync.Resource, caches []*versionc
 		})
 	}
 	return out, nil
+}
+
+// newVersionKeeper returns the keeper of the cloud's version, loaded with
+// the version last persisted so /version answers before the cloud does.
+func newVersionKeeper(ctx context.Context, cloud *rest.Config, store *metastore.Store, log *slog.Logger) (*cloudsync.VersionKeeper, error) {
+	disc, err := discovery.NewDiscoveryClientForConfig(cloud)
+	if err != nil {
+		return nil, fmt.Errorf("cloud discovery: %w", err)
+	}
+	k := cloudsync.NewVersionKeeper(cloudsync.VersionConfig{Fetcher: disc, Store: store, Logger: log})
+	if err := k.Load(ctx); err != nil {
+		return nil, err
+	}
+	return k, nil
 }

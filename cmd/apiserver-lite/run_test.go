@@ -39,8 +39,11 @@ func mustFreeAddress(t *testing.T) string {
 	return ln.Addr().String()
 }
 
-// mustSeedStore writes what an earlier run synced: discovery info, one
-// configmap and the watermark.
+// seededVersion is the cloud version an earlier run persisted.
+const seededVersion = `{"major":"1","minor":"36","gitVersion":"v1.36.3","platform":"linux/amd64"}`
+
+// mustSeedStore writes what an earlier run synced: discovery info, the
+// cloud's version, one configmap and the watermark.
 func mustSeedStore(t *testing.T, dir string, r cloudsync.Resource) {
 	t.Helper()
 	ctx := context.Background()
@@ -53,6 +56,9 @@ func mustSeedStore(t *testing.T, dir string, r cloudsync.Resource) {
 	if err := st.PutMeta(ctx, r.InfoKey(), info); err != nil {
 		t.Fatalf("put info: %v", err)
 	}
+	if err := st.PutMeta(ctx, cloudsync.VersionKey, []byte(seededVersion)); err != nil {
+		t.Fatalf("put version: %v", err)
+	}
 	raw := `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"namespace":"ns","name":"kept","resourceVersion":"41"},"data":{"k":"v"}}`
 	op := metastore.Op{Object: metastore.Object{Namespace: "ns", Name: "kept", RV: 41, Raw: []byte(raw)}}
 	if err := st.Apply(ctx, r.Key(), []metastore.Op{op}, 42); err != nil {
@@ -60,8 +66,8 @@ func mustSeedStore(t *testing.T, dir string, r cloudsync.Resource) {
 	}
 }
 
-// With the cloud unreachable, a restarted daemon serves the persisted state,
-// answers writes with 503, and shuts down cleanly when cancelled.
+// With the cloud unreachable, a restarted daemon serves the persisted state
+// and cloud version, answers writes with 503, and shuts down cleanly when cancelled.
 func TestRunServesPersistedStateOffline(t *testing.T) {
 	dir := t.TempDir()
 	kc := filepath.Join(dir, "kubeconfig")
@@ -88,6 +94,9 @@ func TestRunServesPersistedStateOffline(t *testing.T) {
 	}
 	if body := mustGetEventually(t, base+"/api/v1/configmaps"); !strings.Contains(body, `"metadata":{"resourceVersion":"42"}`) {
 		t.Errorf("LIST: got %s, want list RV 42", body)
+	}
+	if body := mustGetEventually(t, base+"/version"); !strings.Contains(body, `"gitVersion": "v1.36.3"`) {
+		t.Errorf("/version: got %s, want the persisted cloud version", body)
 	}
 	resp, err := http.Post(base+"/api/v1/namespaces/ns/configmaps", "application/json", nil)
 	if err != nil {

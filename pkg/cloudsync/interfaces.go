@@ -6,6 +6,7 @@ import (
 	"github.com/apiserver-lite/apiserver-lite/pkg/metastore"
 	"github.com/apiserver-lite/apiserver-lite/pkg/versioncache"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/version"
 )
 
 // Store is the durable side of a sync. *metastore.Store satisfies it.
@@ -31,4 +32,17 @@ type Cache interface {
 // discovery.DiscoveryInterface satisfies it.
 type Discoverer interface {
 	ServerResourcesForGroupVersion(groupVersion string) (*metav1.APIResourceList, error)
+}
+
+// MetaStore keeps opaque metadata durably. *metastore.Store satisfies it.
+type MetaStore interface {
+	PutMeta(ctx context.Context, key string, value []byte) error
+	// GetMeta returns metastore.ErrNotFound for a key never stored.
+	GetMeta(ctx context.Context, key string) ([]byte, error)
+}
+
+// VersionFetcher asks the cloud for its version.
+// discovery.DiscoveryInterface satisfies it.
+type VersionFetcher interface {
+	ServerVersion() (*version.Info, error)
 }

@@ -41,8 +41,13 @@ func (s *server) discovery(local http.HandlerFunc) http.Handler {
 	})
 }
 
-// localAPIVersions serves /api.
+// localAPIVersions serves /api: the core group's aggregated discovery
+// when asked for, else APIVersions.
 func (s *server) localAPIVersions(w http.ResponseWriter, r *http.Request) {
+	if chooseMedia(r, discoveryEndpoint).convert == convertAggregated {
+		s.writeAggregated(w, r, true)
+		return
+	}
 	writeObject(w, r, &metav1.APIVersions{
 		TypeMeta: metav1.TypeMeta{Kind: "APIVersions"},
 		Versions: []string{coreGroupVersion.Version},
@@ -52,8 +57,13 @@ func (s *server) localAPIVersions(w http.ResponseWriter, r *http.Request) {
 	})
 }
 
-// localGroupList serves /apis.
+// localGroupList serves /apis: the named groups' aggregated discovery
+// when asked for, else APIGroupList.
 func (s *server) localGroupList(w http.ResponseWriter, r *http.Request) {
+	if chooseMedia(r, discoveryEndpoint).convert == convertAggregated {
+		s.writeAggregated(w, r, false)
+		return
+	}
 	writeObject(w, r, &metav1.APIGroupList{
 		TypeMeta: metav1.TypeMeta{Kind: "APIGroupList", APIVersion: "v1"},
 		Groups:   s.groups(),
@@ -138,6 +148,11 @@ func (s *server) resourceList(gv schema.GroupVersion) *metav1.APIResourceList {
 		}
 		if len(info.Verbs) == 0 {
 			info.Verbs = readVerbs
+		}
+		if info.Group == gv.Group && info.Version == gv.Version {
+			// kube names a resource's group and version only where they
+			// differ from the list's; the sync loop records them always.
+			info.Group, info.Version = "", ""
 		}
 		list.APIResources = append(list.APIResources, info)
 	}

@@ -36,7 +36,7 @@ func TestLocalDiscovery(t *testing.T) {
 	f := newFixture(t)
 	srv := MustServer(t, Config{Caches: f.caches(), CloudConnected: func() bool { return false }})
 	get := func(path string) response {
-		return MustDo(t, http.MethodGet, srv.URL+path, http.Header{"Accept": {aggregatedAccept}}, "")
+		return MustDo(t, http.MethodGet, srv.URL+path, http.Header{"Accept": {contentTypeJSON}}, "")
 	}
 	var versions metav1.APIVersions
 	MustDecode(t, get("/api"), &versions)

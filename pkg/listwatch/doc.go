@@ -18,7 +18,10 @@
 // maps a path to a cached resource, options.go parses query parameters,
 // get.go, list.go and watch.go serve reads, wait.go waits for a too large
 // resourceVersion, proxy.go forwards to the cloud, discovery.go and
-// health.go serve the non-resource endpoints, negotiate.go checks Accept, and
+// health.go serve the non-resource endpoints (aggregated.go the aggregated
+// discovery documents, version.go /version), negotiate.go checks Accept and
+// mediatype.go picks a conversion (Table, aggregated discovery) from it,
+// table.go, printers.go and podstatus.go render kubectl's Tables, and
 // status.go and recover.go write errors; continue.go reads and writes
 // kube's continue tokens and fieldlabels.go checks field selectors per kind.
 //
@@ -26,9 +29,8 @@
 // at one RV, its continue token carries that RV and the next key, and later
 // pages are listed exactly at that RV (see versioncache.Cache.ListPage).
 //
-// Known gaps: responses are JSON only (protobuf-only clients get 406, Table
-// requests get a plain list); exact lists and continue tokens are served
-// only back to the event ring's floor (older ones get kube's 410); the
-// WatchList protocol (sendInitialEvents) is rejected with 422 so clients fall
-// back to list+watch; the deprecated /api/v1/watch/... paths are proxied.
+// Known gaps: responses are JSON only (protobuf-only clients get 406);
+// exact lists and continue tokens are served only back to the event ring's
+// floor (older ones get kube's 410); the deprecated /api/v1/watch/... paths
+// are proxied.
 package listwatch

@@ -4,11 +4,18 @@ import (
 	"net/http"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+
+	"github.com/apiserver-lite/apiserver-lite/pkg/versioncache"
 )
 
 // serveGet answers a get of one object with its cached JSON.
 func (s *server) serveGet(w http.ResponseWriter, r *http.Request, t target) {
 	rv, err := parseGet(r.URL.Query())
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	tbl, err := parseTable(r, t)
 	if err != nil {
 		writeError(w, err)
 		return
@@ -27,6 +34,10 @@ func (s *server) serveGet(w http.ResponseWriter, r *http.Request, t target) {
 	}
 	if obj == nil {
 		writeError(w, apierrors.NewNotFound(t.groupResource(), t.name))
+		return
+	}
+	if tbl != nil {
+		s.writeTable(w, tbl, []*versioncache.Object{obj}, obj.RV)
 		return
 	}
 	writeJSON(w, obj.Raw, []byte{'\n'})

@@ -13,12 +13,21 @@ import (
 // serveList answers a list with one page of the cache's state. The body is
 // built from the objects' cached JSON without decoding them.
 func (s *server) serveList(w http.ResponseWriter, r *http.Request, t target, req *listRequest) {
+	tbl, err := parseTable(r, t)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
 	if req.opts.ResourceVersion == "" && req.opts.Continue == "" {
 		s.awaitWrites(r.Context(), t.cache)
 	}
 	pg, err := s.listPage(r.Context(), t, req)
 	if err != nil {
 		writeError(w, err)
+		return
+	}
+	if tbl != nil {
+		s.writeTable(w, tbl, pg.Objects, pg.RV)
 		return
 	}
 	meta := listMeta{rv: pg.RV}

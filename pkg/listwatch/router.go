@@ -24,6 +24,9 @@ type Config struct {
 	CloudConnected func() bool           // cloud-link state from the sync loop; nil means false
 	Logger         *slog.Logger
 	Clock          clock.Clock // k8s.io/utils/clock; nil means the real clock
+	// Version answers /version while the cloud is unreachable; nil means
+	// the version is never known locally.
+	Version VersionSource
 }
 
 // coreGroupVersion is the legacy API group served under /api.
@@ -48,6 +51,7 @@ type server struct {
 	// a proxied write to that resource returned. The map is never changed
 	// after New; the floors only grow.
 	written map[*versioncache.Cache]*atomic.Uint64
+	version VersionSource // nil when not configured
 }
 
 // New returns the handler of the local API.
@@ -67,6 +71,7 @@ func newServer(cfg Config) (*server, error) {
 		connected: cfg.CloudConnected,
 		log:       cfg.Logger,
 		clock:     cfg.Clock,
+		version:   cfg.Version,
 	}
 	if s.connected == nil {
 		s.connected = func() bool { return false }
@@ -121,6 +126,7 @@ func (s *server) routes() http.Handler {
 	read.Path("/healthz").HandlerFunc(s.serveLive)
 	read.Path("/livez").HandlerFunc(s.serveLive)
 	read.Path("/readyz").HandlerFunc(s.serveReady)
+	read.Path("/version").Handler(s.discovery(s.localVersion))
 	read.Path("/api").Handler(s.discovery(s.localAPIVersions))
 	read.Path("/api/v1").Handler(s.discovery(s.localCoreResources))
 	read.Path("/apis").Handler(s.discovery(s.localGroupList))

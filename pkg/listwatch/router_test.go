@@ -46,7 +46,6 @@ func TestRouting(t *testing.T) {
 		{"token request", "POST", "/api/v1/namespaces/default/serviceaccounts/default/token", ""},
 		{"event", "POST", "/apis/events.k8s.io/v1/namespaces/default/events", ""},
 		{"write to health path", "POST", "/healthz", ""},
-		{"version", "GET", "/version", ""},
 		{"openapi", "GET", "/openapi/v2", ""},
 		{"unknown path", "GET", "/metrics", ""},
 		{"deprecated watch path", "GET", "/api/v1/watch/pods", ""},

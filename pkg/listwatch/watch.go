@@ -38,6 +38,11 @@ const (
 // whose RV the cache does not reach in time one carrying 504 Timeout, as in
 // kube-apiserver.
 func (s *server) serveWatch(w http.ResponseWriter, r *http.Request, t target, req *listRequest) {
+	tbl, err := parseTable(r, t)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
 	start, err := s.planWatch(r.Context(), t, req)
 	if err != nil {
 		writeErrorStream(w, err)
@@ -70,6 +75,9 @@ func (s *server) serveWatch(w http.ResponseWriter, r *http.Request, t target, re
 		cacheRV: t.cache.RV,
 	}
 	ws.startRV = ws.lastRV
+	if tbl != nil {
+		ws.table = &tableFrames{req: tbl, clock: s.clock.Now}
+	}
 	if req.opts.AllowWatchBookmarks {
 		ws.bookmarkHead = bookmarkHead(t.info.Kind, t.apiVersion())
 		ws.initialEventsEnd = start.initialEventsEnd
@@ -113,6 +121,9 @@ type watchStream struct {
 	// cacheRV reads the cache's RV, which also moves with the events this
 	// watch's selector filters out.
 	cacheRV func() uint64
+	// table encodes events as one-row Tables; nil unless the client asked
+	// for Tables.
+	table *tableFrames
 }
 
 // run writes the initial events, then live events and bookmarks until the
@@ -194,6 +205,9 @@ func (ws *watchStream) write(ev versioncache.Event) error {
 	ws.lastRV = max(ws.lastRV, ev.RV)
 	if ev.Type == watch.Bookmark || ev.Object == nil {
 		return nil
+	}
+	if ws.table != nil {
+		return ws.table.write(ws.out, ev)
 	}
 	_, err := ws.out.Write(ev.Frame(ev.Type))
 	return err

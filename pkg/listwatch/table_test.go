@@ -1,0 +1,311 @@
+package listwatch
+
+import (
+	"encoding/json"
+	"net/http"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/watch"
+	testingclock "k8s.io/utils/clock/testing"
+
+	"github.com/apiserver-lite/apiserver-lite/pkg/versioncache"
+)
+
+// kubectlAccept is what kubectl get sends.
+const kubectlAccept = "application/json;as=Table;v=v1;g=meta.k8s.io,application/json;as=Table;v=v1beta1;g=meta.k8s.io,application/json"
+
+// tableNow is the server time of table tests: an hour after the fixture
+// pods were created.
+var tableNow = time.Date(2026, 1, 2, 4, 4, 5, 0, time.UTC)
+
+func MustTable(t testing.TB, r response) metav1.Table {
+	t.Helper()
+	if r.code != http.StatusOK {
+		t.Fatalf("got status %d body %s, want 200", r.code, r.body)
+	}
+	if got := r.header.Get("Content-Type"); got != contentTypeJSON {
+		t.Errorf("got Content-Type %q, want %q", got, contentTypeJSON)
+	}
+	var tbl metav1.Table
+	if err := json.Unmarshal([]byte(r.body), &tbl); err != nil {
+		t.Fatalf("decode %q: %v", r.body, err)
+	}
+	return tbl
+}
+
+func columnNames(tbl metav1.Table) []string {
+	var names []string
+	for _, c := range tbl.ColumnDefinitions {
+		names = append(names, c.Name)
+	}
+	return names
+}
+
+func tableServer(t *testing.T) (string, *fixture) {
+	f := newFixture(t)
+	srv := MustServer(t, Config{Caches: f.caches(), Clock: testingclock.NewFakeClock(tableNow)})
+	return srv.URL, f
+}
+
+func TestTableColumnsAndCells(t *testing.T) {
+	url, _ := tableServer(t)
+	tests := []struct {
+		name, path string
+		wantCols   []string
+		wantCells  [][]any
+		wantRV     string
+	}{
+		{"pods", "/api/v1/namespaces/default/pods",
+			[]string{"Name", "Ready", "Status", "Restarts", "Age", "IP", "Node", "Nominated Node", "Readiness Gates"},
+			[][]any{{"web-1", "0/1", "Running", "0", "60m", "<none>", "node-a", "<none>", "<none>"},
+				{"web-2", "0/1", "Running", "0", "60m", "<none>", "node-b", "<none>", "<none>"}}, "20"},
+		{"one pod", "/api/v1/namespaces/kube-system/pods/dns-1",
+			[]string{"Name", "Ready", "Status", "Restarts", "Age", "IP", "Node", "Nominated Node", "Readiness Gates"},
+			[][]any{{"dns-1", "0/1", "Pending", "0", "60m", "<none>", "node-a", "<none>", "<none>"}}, "13"},
+		{"nodes", "/api/v1/nodes",
+			[]string{"Name", "Status", "Roles", "Age", "Version", "Internal-IP", "External-IP", "OS-Image", "Kernel-Version", "Container-Runtime"},
+			[][]any{{"node-a", "Unknown", "<none>", "<unknown>", "", "<none>", "<none>", "<unknown>", "<unknown>", "<unknown>"},
+				{"node-b", "Unknown,SchedulingDisabled", "<none>", "<unknown>", "", "<none>", "<none>", "<unknown>", "<unknown>", "<unknown>"}}, "20"},
+		{"configmaps", "/api/v1/configmaps?fieldSelector=metadata.namespace%3Ddefault",
+			[]string{"Name", "Data", "Age"}, [][]any{{"settings", float64(1), "<unknown>"}}, "20"},
+		{"namespaces", "/api/v1/namespaces",
+			[]string{"Name", "Status", "Age"},
+			[][]any{{"default", "Active", "<unknown>"}, {"kube-system", "Active", "<unknown>"}}, "20"},
+		{"lease", "/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases/node-a",
+			[]string{"Name", "Holder", "Age"}, [][]any{{"node-a", "node-a", "<unknown>"}}, "7"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tbl := MustTable(t, MustDo(t, http.MethodGet, url+tt.path, http.Header{"Accept": {kubectlAccept}}, ""))
+			if tbl.Kind != "Table" || tbl.APIVersion != "meta.k8s.io/v1" || tbl.ResourceVersion != tt.wantRV {
+				t.Errorf("got %s %s at %q, want Table meta.k8s.io/v1 at %q", tbl.Kind, tbl.APIVersion, tbl.ResourceVersion, tt.wantRV)
+			}
+			if got := columnNames(tbl); !reflect.DeepEqual(got, tt.wantCols) {
+				t.Errorf("got columns %v, want %v", got, tt.wantCols)
+			}
+			var cells [][]any
+			for _, r := range tbl.Rows {
+				cells = append(cells, r.Cells)
+			}
+			if !reflect.DeepEqual(cells, tt.wantCells) {
+				t.Errorf("got cells %v, want %v", cells, tt.wantCells)
+			}
+		})
+	}
+}
+
+// Rows embed PartialObjectMetadata by default, as includeObject asks
+// otherwise, and a bad includeObject gets kube's 400.
+func TestTableIncludeObject(t *testing.T) {
+	url, _ := tableServer(t)
+	path := url + "/api/v1/namespaces/default/configmaps"
+	tests := []struct {
+		query, accept, wantObject string
+	}{
+		{"", kubectlAccept, `{"kind":"PartialObjectMetadata","apiVersion":"meta.k8s.io/v1","metadata":{"name":"settings","namespace":"default","uid":"uid-settings","resourceVersion":"14"}}`},
+		{"?includeObject=Metadata", "application/json;as=Table;v=v1beta1;g=meta.k8s.io", `{"kind":"PartialObjectMetadata","apiVersion":"meta.k8s.io/v1beta1","metadata":{"name":"settings","namespace":"default","uid":"uid-settings","resourceVersion":"14"}}`},
+		{"?includeObject=Object", kubectlAccept, configMapJSON("default", "settings", 14, map[string]string{"mode": "edge"})},
+		{"?includeObject=None", kubectlAccept, `null`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.query+" "+tt.accept, func(t *testing.T) {
+			r := MustDo(t, http.MethodGet, path+tt.query, http.Header{"Accept": {tt.accept}}, "")
+			var tbl struct {
+				APIVersion string `json:"apiVersion"`
+				Rows       []struct {
+					Object json.RawMessage `json:"object"`
+				} `json:"rows"`
+			}
+			if err := json.Unmarshal([]byte(r.body), &tbl); err != nil || len(tbl.Rows) != 1 {
+				t.Fatalf("got %d %s, want a one-row Table", r.code, r.body)
+			}
+			if got := string(tbl.Rows[0].Object); got != tt.wantObject {
+				t.Errorf("got object %s, want %s", got, tt.wantObject)
+			}
+		})
+	}
+	r := MustDo(t, http.MethodGet, path+"?includeObject=All", http.Header{"Accept": {kubectlAccept}}, "")
+	st := MustStatus(t, r)
+	wantMsg := `Unable to convert to Table as requested: includeObject: Invalid value: "All": must be 'Metadata', 'Object', 'None', or empty`
+	if r.code != http.StatusBadRequest || st.Reason != metav1.StatusReasonBadRequest || st.Message != wantMsg {
+		t.Errorf("got %d %s %q, want 400 BadRequest %q", r.code, st.Reason, st.Message, wantMsg)
+	}
+}
+
+// Without a Table clause first, the answer is the plain list.
+func TestTableNotAsked(t *testing.T) {
+	url, _ := tableServer(t)
+	for _, accept := range []string{"application/json", "application/json,application/json;as=Table;v=v1;g=meta.k8s.io",
+		"application/json;as=Table;v=v2;g=meta.k8s.io,application/json"} {
+		r := MustDo(t, http.MethodGet, url+"/api/v1/nodes", http.Header{"Accept": {accept}}, "")
+		if !strings.HasPrefix(r.body, `{"kind":"NodeList"`) {
+			t.Errorf("Accept %q: got %s, want a NodeList", accept, r.body)
+		}
+	}
+}
+
+// A watch asking for Tables gets one-row Tables; only the first carries
+// the column definitions.
+func TestTableWatch(t *testing.T) {
+	url, f := tableServer(t)
+	req, err := http.NewRequest(http.MethodGet, url+"/api/v1/namespaces/default/pods?watch=true&resourceVersion=20", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Accept", kubectlAccept)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	dec := json.NewDecoder(resp.Body)
+	MustApply(t, f.pods, 21, watch.Added, podJSON("default", "new", 21, "node-a", "Pending", nil))
+	MustApply(t, f.pods, 22, watch.Deleted, podJSON("default", "new", 22, "node-a", "Pending", nil))
+	for i, want := range []struct {
+		typ     string
+		columns int
+		rv      string
+	}{{"ADDED", 9, "21"}, {"DELETED", 0, "22"}} {
+		var ev struct {
+			Type   string       `json:"type"`
+			Object metav1.Table `json:"object"`
+		}
+		if err := dec.Decode(&ev); err != nil {
+			t.Fatalf("event %d: %v", i, err)
+		}
+		if ev.Type != want.typ || ev.Object.Kind != "Table" || len(ev.Object.ColumnDefinitions) != want.columns ||
+			len(ev.Object.Rows) != 1 || ev.Object.ResourceVersion != want.rv {
+			t.Errorf("event %d: got %s %s with %d columns, %d rows at %q; want %s Table with %d columns, 1 row at %q",
+				i, ev.Type, ev.Object.Kind, len(ev.Object.ColumnDefinitions), len(ev.Object.Rows), ev.Object.ResourceVersion,
+				want.typ, want.columns, want.rv)
+		}
+	}
+}
+
+func TestPodRow(t *testing.T) {
+	started := true
+	always := corev1.ContainerRestartPolicyAlways
+	finished := metav1.NewTime(tableNow.Add(-5 * time.Minute))
+	deleted := metav1.NewTime(tableNow)
+	running := corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}
+	tests := []struct {
+		name string
+		pod  corev1.Pod
+		want []any // READY, STATUS, RESTARTS
+	}{
+		{"running and ready", corev1.Pod{
+			Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "a"}, {Name: "b"}}},
+			Status: corev1.PodStatus{Phase: corev1.PodRunning, ContainerStatuses: []corev1.ContainerStatus{
+				{Name: "a", Ready: true, State: running}, {Name: "b", Ready: false, State: running}}},
+		}, []any{"1/2", "Running", "0"}},
+		{"crash looping", corev1.Pod{
+			Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "a"}}},
+			Status: corev1.PodStatus{Phase: corev1.PodRunning, ContainerStatuses: []corev1.ContainerStatus{{Name: "a", RestartCount: 3,
+				State:                corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "CrashLoopBackOff"}},
+				LastTerminationState: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{FinishedAt: finished}}}}},
+		}, []any{"0/1", "CrashLoopBackOff", "3 (5m ago)"}},
+		{"initializing", corev1.Pod{
+			Spec: corev1.PodSpec{InitContainers: []corev1.Container{{Name: "i1"}, {Name: "i2"}}, Containers: []corev1.Container{{Name: "a"}}},
+			Status: corev1.PodStatus{Phase: corev1.PodPending, InitContainerStatuses: []corev1.ContainerStatus{
+				{Name: "i1", State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 0}}},
+				{Name: "i2", State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "PodInitializing"}}}}},
+		}, []any{"0/1", "Init:1/2", "0"}},
+		{"init failed", corev1.Pod{
+			Spec: corev1.PodSpec{InitContainers: []corev1.Container{{Name: "i1"}}, Containers: []corev1.Container{{Name: "a"}}},
+			Status: corev1.PodStatus{Phase: corev1.PodPending, InitContainerStatuses: []corev1.ContainerStatus{
+				{Name: "i1", State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 2}}}}},
+		}, []any{"0/1", "Init:ExitCode:2", "0"}},
+		{"sidecar", corev1.Pod{
+			Spec: corev1.PodSpec{InitContainers: []corev1.Container{{Name: "s", RestartPolicy: &always}}, Containers: []corev1.Container{{Name: "a"}}},
+			Status: corev1.PodStatus{Phase: corev1.PodRunning,
+				Conditions:            []corev1.PodCondition{{Type: corev1.PodInitialized, Status: corev1.ConditionTrue}},
+				InitContainerStatuses: []corev1.ContainerStatus{{Name: "s", Started: &started, Ready: true, RestartCount: 1, State: running}},
+				ContainerStatuses:     []corev1.ContainerStatus{{Name: "a", Ready: true, State: running}}},
+		}, []any{"2/2", "Running", "1"}},
+		{"completed", corev1.Pod{
+			Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "a"}}},
+			Status: corev1.PodStatus{Phase: corev1.PodSucceeded, ContainerStatuses: []corev1.ContainerStatus{{Name: "a",
+				State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{Reason: "Completed"}}}}},
+		}, []any{"0/1", "Completed", "0"}},
+		{"terminating", corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{DeletionTimestamp: &deleted},
+			Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "a"}}},
+			Status:     corev1.PodStatus{Phase: corev1.PodRunning},
+		}, []any{"0/1", "Terminating", "0"}},
+		{"scheduling gated", corev1.Pod{
+			Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "a"}}},
+			Status: corev1.PodStatus{Phase: corev1.PodPending, Conditions: []corev1.PodCondition{
+				{Type: corev1.PodScheduled, Reason: corev1.PodReasonSchedulingGated}}},
+		}, []any{"0/1", "SchedulingGated", "0"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			raw, err := json.Marshal(&tt.pod)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cells, _, err := podRow(raw, tableNow)
+			if err != nil {
+				t.Fatalf("podRow: %v", err)
+			}
+			if got := cells[1:4]; !reflect.DeepEqual(got, tt.want) {
+				t.Errorf("got READY/STATUS/RESTARTS %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestNodeRow(t *testing.T) {
+	n := corev1.Node{
+		ObjectMeta: metav1.ObjectMeta{Name: "n1", CreationTimestamp: metav1.NewTime(tableNow.Add(-49 * time.Hour)),
+			Labels: map[string]string{"node-role.kubernetes.io/control-plane": "", "kubernetes.io/role": "edge"}},
+		Status: corev1.NodeStatus{
+			Conditions: []corev1.NodeCondition{{Type: corev1.NodeMemoryPressure, Status: corev1.ConditionFalse},
+				{Type: corev1.NodeReady, Status: corev1.ConditionFalse}},
+			Addresses: []corev1.NodeAddress{{Type: corev1.NodeHostName, Address: "n1"}, {Type: corev1.NodeInternalIP, Address: "10.0.0.1"}},
+			NodeInfo: corev1.NodeSystemInfo{KubeletVersion: "v1.36.0", OSImage: "Debian", KernelVersion: "6.1", Architecture: "arm64",
+				ContainerRuntimeVersion: "containerd://2.0"},
+		},
+	}
+	raw, err := json.Marshal(&n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cells, _, err := nodeRow(raw, tableNow)
+	if err != nil {
+		t.Fatalf("nodeRow: %v", err)
+	}
+	want := []any{"n1", "NotReady", "control-plane,edge", "2d1h", "v1.36.0", "10.0.0.1", "<none>", "Debian", "6.1 (arm64)", "containerd://2.0"}
+	if !reflect.DeepEqual(cells, want) {
+		t.Errorf("got cells %v, want %v", cells, want)
+	}
+}
+
+// Resources without a kube printer get the default convertor's Name and
+// Created At (RFC 3339, UTC) columns, and null rows when empty.
+func TestTableDefaultConvertor(t *testing.T) {
+	gvr := schema.GroupVersionResource{Group: "example.com", Version: "v1", Resource: "widgets"}
+	c := versioncache.New(gvr, 0)
+	c.SetInfo(metav1.APIResource{Name: "widgets", Namespaced: true, Kind: "Widget", Verbs: metav1.Verbs{"get", "list", "watch"}})
+	c.Replace([]*versioncache.Object{MustObject(t, `{"apiVersion":"example.com/v1","kind":"Widget","metadata":`+
+		`{"namespace":"a","name":"w1","resourceVersion":"5","creationTimestamp":"2026-01-02T03:04:05Z"}}`)}, 9)
+	t.Cleanup(c.Close)
+	srv := MustServer(t, Config{Caches: []*versioncache.Cache{c}, Clock: testingclock.NewFakeClock(tableNow)})
+	tbl := MustTable(t, MustDo(t, http.MethodGet, srv.URL+"/apis/example.com/v1/widgets", http.Header{"Accept": {kubectlAccept}}, ""))
+	if got, want := columnNames(tbl), []string{"Name", "Created At"}; !reflect.DeepEqual(got, want) || tbl.ColumnDefinitions[1].Type != "date" {
+		t.Errorf("got columns %v (%+v), want %v with Created At a date", got, tbl.ColumnDefinitions, want)
+	}
+	if len(tbl.Rows) != 1 || !reflect.DeepEqual(tbl.Rows[0].Cells, []any{"w1", "2026-01-02T03:04:05Z"}) {
+		t.Errorf("got rows %+v, want w1 created 2026-01-02T03:04:05Z", tbl.Rows)
+	}
+	empty := MustDo(t, http.MethodGet, srv.URL+"/apis/example.com/v1/namespaces/b/widgets", http.Header{"Accept": {kubectlAccept}}, "")
+	if !strings.Contains(empty.body, `"rows":null`) {
+		t.Errorf("got %s, want rows null as kube's default convertor answers", empty.body)
+	}
+}
