@@ -207,6 +207,12 @@ func (a *answer) fill(obj map[string]any) {
 	items, isList := obj["items"].([]any)
 	if !isList {
 		a.body = obj
+		if meta, ok := obj["metadata"].(map[string]any); ok && a.kind == "Table" {
+			// A Table of a list carries the list's RV, which follows the
+			// list RV rules rather than matching by value.
+			a.listRV, _ = meta["resourceVersion"].(string)
+			delete(meta, "resourceVersion")
+		}
 		return
 	}
 	a.body = map[string]any{}

@@ -94,7 +94,6 @@ type change struct {
 // Why rows differ today. Each names the feature whose absence it records.
 const (
 	whyProtobuf = "protobuf is not served yet: apiserver-lite answers JSON when JSON is acceptable; the decoded objects are equal"
-	whyTable    = "Table output is not served yet: apiserver-lite answers the plain list, so kubectl prints only NAME and AGE"
 	whyExact    = "Exact history reaches back only as far as the edge's event ring and never before its first sync (this RV predates it): apiserver-lite answers 410 there, kube-apiserver serves it from etcd until compaction"
 	whyGetRV    = "kube-apiserver answers a GET with a malformed resourceVersion with 500 InternalError; apiserver-lite answers 400 BadRequest, as both do for a LIST (clients never send one)"
 	whyHistory  = "by design: apiserver-lite's event history starts at its initial list from the cloud, so a watch from an older RV gets ERROR 410 Expired (clients relist) where kube-apiserver's watch cache, in a fresh cluster, still holds those events and replays them"
@@ -176,8 +175,7 @@ var rows = []row{
 		knownDifference: whyProtobuf, differsIn: aspectMediaType},
 	{name: "pods LIST Accept protobuf", resource: "pods", path: podPath, query: "fieldSelector=spec.nodeName%3D{node}", accept: acceptProtobuf, wantCode: 200,
 		knownDifference: whyProtobuf, differsIn: aspectMediaType},
-	{name: "configmaps LIST Accept Table", resource: "configmaps", path: cmPath, accept: acceptTable, wantCode: 200,
-		knownDifference: whyTable, differsIn: aspectBody},
+	{name: "configmaps LIST Accept Table", resource: "configmaps", path: cmPath, accept: acceptTable, wantCode: 200},
 	{name: "discovery /apis Accept aggregated v2 (cloud online)", path: "/apis", accept: acceptAggregated, wantCode: 200},
 
 	// WATCH
@@ -210,18 +208,12 @@ var rows = []row{
 	// kubectl
 	{name: "kubectl get configmaps -o name", kind: kubectlRow, resource: "configmaps", kubectl: []string{"get", "configmaps", "-n", "{ns}", "-o", "name"}},
 	{name: "kubectl get configmap -o json", kind: kubectlRow, resource: "configmaps", kubectl: []string{"get", "configmap", "cm-a", "-n", "{ns}", "-o", "json"}},
-	{name: "kubectl get configmaps", kind: kubectlRow, resource: "configmaps", kubectl: []string{"get", "configmaps", "-n", "{ns}"},
-		knownDifference: whyTable, differsIn: aspectKubectl},
-	{name: "kubectl get configmaps -o wide", kind: kubectlRow, resource: "configmaps", kubectl: []string{"get", "configmaps", "-n", "{ns}", "-o", "wide"},
-		knownDifference: whyTable, differsIn: aspectKubectl},
-	{name: "kubectl get configmaps --show-labels", kind: kubectlRow, resource: "configmaps", kubectl: []string{"get", "configmaps", "-n", "{ns}", "--show-labels"},
-		knownDifference: whyTable, differsIn: aspectKubectl},
-	{name: "kubectl get pods -o wide", kind: kubectlRow, resource: "pods", kubectl: []string{"get", "pods", "-n", "{ns}", "--field-selector", "spec.nodeName={node}", "-o", "wide"},
-		knownDifference: whyTable, differsIn: aspectKubectl},
-	{name: "kubectl get namespace", kind: kubectlRow, resource: "namespaces", kubectl: []string{"get", "namespace", "{ns}"},
-		knownDifference: whyTable, differsIn: aspectKubectl},
-	{name: "kubectl get node --show-labels", kind: kubectlRow, resource: "nodes", kubectl: []string{"get", "node", "{node}", "--show-labels"},
-		knownDifference: whyTable, differsIn: aspectKubectl},
+	{name: "kubectl get configmaps", kind: kubectlRow, resource: "configmaps", kubectl: []string{"get", "configmaps", "-n", "{ns}"}},
+	{name: "kubectl get configmaps -o wide", kind: kubectlRow, resource: "configmaps", kubectl: []string{"get", "configmaps", "-n", "{ns}", "-o", "wide"}},
+	{name: "kubectl get configmaps --show-labels", kind: kubectlRow, resource: "configmaps", kubectl: []string{"get", "configmaps", "-n", "{ns}", "--show-labels"}},
+	{name: "kubectl get pods -o wide", kind: kubectlRow, resource: "pods", kubectl: []string{"get", "pods", "-n", "{ns}", "--field-selector", "spec.nodeName={node}", "-o", "wide"}},
+	{name: "kubectl get namespace", kind: kubectlRow, resource: "namespaces", kubectl: []string{"get", "namespace", "{ns}"}},
+	{name: "kubectl get node --show-labels", kind: kubectlRow, resource: "nodes", kubectl: []string{"get", "node", "{node}", "--show-labels"}},
 
 	// client-go informers
 	{name: "informer WatchListClient off", kind: informerRow, resource: "configmaps"},
