@@ -50,8 +50,7 @@ func renderDoc() string {
 	b.WriteString("kube-apiserver and apiserver-lite and compares status code, reason, cause types, media type, objects (identity,\n")
 	b.WriteString("resourceVersion and content), list RV rules and watch event types, order, identities and RVs. Normalized on purpose:\n")
 	b.WriteString("a list's own resourceVersion (kube-apiserver: etcd's global revision; apiserver-lite: the cloud RV it has caught up to;\n")
-	b.WriteString("watch rows check a watch from each delivers the same changes), kind/apiVersion inside list items (kube-apiserver omits\n")
-	b.WriteString("them, apiserver-lite keeps them; clients decode items by the list type), Status messages, and timing.\n")
+	b.WriteString("watch rows check a watch from each delivers the same changes), Status messages, and timing.\n")
 	b.WriteString("A \"known difference\" row passes only while the stated aspect still differs.\n\n")
 	b.WriteString("| behaviour | kube-apiserver | apiserver-lite | status |\n|---|---|---|---|\n")
 	for _, r := range rows {

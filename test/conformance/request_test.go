@@ -233,11 +233,6 @@ func (a *answer) fill(obj map[string]any) {
 	}
 	for _, it := range items {
 		m, _ := it.(map[string]any)
-		// kube-apiserver omits kind and apiVersion of list items;
-		// apiserver-lite keeps them. Clients decode items by the list's
-		// type, so they are not compared.
-		delete(m, "kind")
-		delete(m, "apiVersion")
 		a.items = append(a.items, m)
 		if rv, err := strconv.ParseUint(str(m, "metadata", "resourceVersion"), 10, 64); err == nil {
 			a.itemRVs = append(a.itemRVs, rv)
