@@ -19,9 +19,25 @@ func (s *server) awaitRV(ctx context.Context, c *versioncache.Cache, rv uint64) 
 	if rv == 0 || c.RV() >= rv {
 		return nil
 	}
+	timedOut, err := s.waitForRV(ctx, c, rv, tooLargeRVWait)
+	switch {
+	case err == nil:
+		return nil
+	case ctx.Err() != nil:
+		return cacheError(ctx.Err())
+	case timedOut:
+		return errTooLargeRV(rv, c.RV())
+	default:
+		return cacheError(err)
+	}
+}
+
+// waitForRV waits until c reaches rv, ctx ends, or d passes on the
+// server's clock (timedOut).
+func (s *server) waitForRV(ctx context.Context, c *versioncache.Cache, rv uint64, d time.Duration) (timedOut bool, err error) {
 	waitCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	timer := s.clock.NewTimer(tooLargeRVWait)
+	timer := s.clock.NewTimer(d)
 	defer timer.Stop()
 	go func() {
 		select {
@@ -30,15 +46,6 @@ func (s *server) awaitRV(ctx context.Context, c *versioncache.Cache, rv uint64) 
 		case <-waitCtx.Done():
 		}
 	}()
-	err := c.WaitForRV(waitCtx, rv)
-	switch {
-	case err == nil:
-		return nil
-	case ctx.Err() != nil:
-		return cacheError(ctx.Err())
-	case waitCtx.Err() != nil:
-		return errTooLargeRV(rv, c.RV())
-	default:
-		return cacheError(err)
-	}
+	err = c.WaitForRV(waitCtx, rv)
+	return err != nil && ctx.Err() == nil && waitCtx.Err() != nil, err
 }

@@ -221,18 +221,7 @@ func (s *server) awaitWrites(ctx context.Context, c *versioncache.Cache) {
 	if rv == 0 || c.RV() >= rv {
 		return
 	}
-	waitCtx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	timer := s.clock.NewTimer(readYourWritesWait)
-	defer timer.Stop()
-	go func() {
-		select {
-		case <-timer.C():
-			cancel()
-		case <-waitCtx.Done():
-		}
-	}()
-	_ = c.WaitForRV(waitCtx, rv) // every outcome serves the cache as it is
+	_, _ = s.waitForRV(ctx, c, rv, readYourWritesWait) // every outcome serves the cache as it is
 }
 
 // newWrittenFloors returns a zero read-your-writes floor per cache.
