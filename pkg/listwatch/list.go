@@ -43,12 +43,12 @@ func (s *server) serveList(w http.ResponseWriter, r *http.Request, t target, req
 		}
 	}
 	if t.proto != nil {
-		b, err := t.proto.list(pg.Objects, meta)
+		parts, err := t.proto.list(pg.Objects, meta)
 		if err != nil {
 			writeError(w, apierrors.NewInternalError(err))
 			return
 		}
-		writeBody(w, mediaTypeProtobuf, b)
+		writeBody(w, mediaTypeProtobuf, parts...)
 		return
 	}
 	writeList(w, t, pg.Objects, meta)

@@ -143,46 +143,55 @@ func (c *protoCodec) encode(obj runtime.Object) ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
-// list encodes a <Kind>List of objs as the protobuf serializer encodes a
-// typed list, reusing each item's cached encoding: a runtime.Unknown
-// envelope whose raw holds the list metadata and the items' raw messages.
-func (c *protoCodec) list(objs []*versioncache.Object, m listMeta) ([]byte, error) {
+// list returns the parts of a <Kind>List of objs encoded as the protobuf
+// serializer encodes a typed list, reusing each item's cached encoding
+// without copying it: the k8s\0 prefix and a runtime.Unknown whose raw
+// holds the list metadata and the items' raw messages. The envelope is
+// written here, field by field as runtime.Unknown marshals it (type meta,
+// raw, then the always present empty content encoding and content type),
+// so the items are not copied into one buffer first.
+func (c *protoCodec) list(objs []*versioncache.Object, m listMeta) ([][]byte, error) {
 	lm := metav1.ListMeta{ResourceVersion: strconv.FormatUint(m.rv, 10), Continue: m.next, RemainingItemCount: m.remaining}
 	lmb, err := lm.Marshal()
 	if err != nil {
 		return nil, err
 	}
-	items := make([][]byte, len(objs))
-	size := protowire.SizeTag(c.listMetaField) + protowire.SizeBytes(len(lmb))
-	for i, o := range objs {
+	meta := protowire.AppendTag(make([]byte, 0, len(lmb)+8), c.listMetaField, protowire.BytesType)
+	meta = protowire.AppendBytes(meta, lmb)
+	parts := make([][]byte, 0, 3+2*len(objs))
+	parts = append(parts, nil, meta) // parts[0] is the head, once the size is known
+	size := len(meta)
+	for _, o := range objs {
 		b, err := c.object(o)
 		if err != nil {
 			return nil, err
 		}
-		if items[i], err = unknownRaw(b); err != nil {
+		item, err := unknownRaw(b)
+		if err != nil {
 			return nil, err
 		}
-		size += protowire.SizeTag(c.listItemsField) + protowire.SizeBytes(len(items[i]))
+		tag := protowire.AppendTag(nil, c.listItemsField, protowire.BytesType)
+		tag = protowire.AppendVarint(tag, uint64(len(item)))
+		parts = append(parts, tag, item)
+		size += len(tag) + len(item)
 	}
-	raw := make([]byte, 0, size)
-	raw = protowire.AppendTag(raw, c.listMetaField, protowire.BytesType)
-	raw = protowire.AppendBytes(raw, lmb)
-	for _, it := range items {
-		raw = protowire.AppendTag(raw, c.listItemsField, protowire.BytesType)
-		raw = protowire.AppendBytes(raw, it)
-	}
-	unk := runtime.Unknown{
-		TypeMeta: runtime.TypeMeta{APIVersion: c.gvk.GroupVersion().String(), Kind: c.gvk.Kind + "List"},
-		Raw:      raw,
-	}
-	out := make([]byte, len(protobufMagic), len(protobufMagic)+unk.Size())
-	copy(out, protobufMagic)
-	n, err := unk.MarshalTo(out[len(protobufMagic):cap(out)])
+	tm := runtime.TypeMeta{APIVersion: c.gvk.GroupVersion().String(), Kind: c.gvk.Kind + "List"}
+	tmb, err := tm.Marshal()
 	if err != nil {
 		return nil, err
 	}
-	return out[:len(protobufMagic)+n], nil
+	head := append([]byte(nil), protobufMagic...)
+	head = protowire.AppendTag(head, 1, protowire.BytesType)
+	head = protowire.AppendBytes(head, tmb)
+	head = protowire.AppendTag(head, 2, protowire.BytesType)
+	head = protowire.AppendVarint(head, uint64(size))
+	parts[0] = head
+	return append(parts, unknownTail), nil
 }
+
+// unknownTail ends a runtime.Unknown: empty contentEncoding (3) and
+// contentType (4), which it always marshals.
+var unknownTail = []byte{byte(3<<3 | protowire.BytesType), 0, byte(4<<3 | protowire.BytesType), 0}
 
 // unknownRaw returns, without copying, the raw message inside a protobuf
 // serializer encoding: the bytes field (2) of the runtime.Unknown after the
@@ -318,13 +327,22 @@ func writeProtoError(w http.ResponseWriter, st metav1.Status) bool {
 	return true
 }
 
-// writeBody writes a 200 body of the given content type, with its length.
-func writeBody(w http.ResponseWriter, contentType string, b []byte) {
+// writeBody writes a 200 body of the given content type made of parts,
+// with its length.
+func writeBody(w http.ResponseWriter, contentType string, parts ...[]byte) {
+	n := 0
+	for _, p := range parts {
+		n += len(p)
+	}
 	h := w.Header()
 	h.Set("Content-Type", contentType)
-	h.Set("Content-Length", strconv.Itoa(len(b)))
+	h.Set("Content-Length", strconv.Itoa(n))
 	w.WriteHeader(http.StatusOK)
-	_, _ = w.Write(b)
+	for _, p := range parts {
+		if _, err := w.Write(p); err != nil {
+			return // the client went away
+		}
+	}
 }
 
 // negotiateResource picks the media type of a get, list or watch answer
