@@ -24,6 +24,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
+	clocktesting "k8s.io/utils/clock/testing"
 
 	"github.com/apiserver-lite/apiserver-lite/pkg/versioncache"
 )
@@ -374,3 +375,43 @@ func describe(typ string, obj runtime.Object) string {
 	}
 	return typ + " unexpected " + obj.GetObjectKind().GroupVersionKind().String()
 }
+
+// Periodic bookmarks on a protobuf stream are protobuf Pods carrying only
+// the resourceVersion.
+func TestProtobufWatchBookmark(t *testing.T) {
+	f := newFixture(t)
+	fc := clocktesting.NewFakeClock(time.Now())
+	srv := MustServer(t, Config{Caches: f.caches(), Clock: fc})
+	ctx, cancel := context.WithTimeout(context.Background(), waitTimeout)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, srv.URL+"/api/v1/pods?watch=true&resourceVersion=20&allowWatchBookmarks=true&timeoutSeconds=200", nil)
+	req.Header.Set("Accept", acceptProtobufFirst)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("watch: %v", err)
+	}
+	defer resp.Body.Close()
+	dec := streaming.NewDecoder(protoInfo.StreamSerializer.Framer.NewFrameReader(resp.Body), protoInfo.StreamSerializer.Serializer)
+	next := func() string {
+		var ev metav1.WatchEvent
+		if _, _, err := dec.Decode(nil, &ev); err != nil {
+			t.Fatalf("decode frame: %v", err)
+		}
+		obj, err := runtime.Decode(scheme.Codecs.UniversalDeserializer(), ev.Object.Raw)
+		if err != nil {
+			t.Fatalf("decode %s object: %v", ev.Type, err)
+		}
+		return describe(ev.Type, obj)
+	}
+	waitForWaiters(t, fc, 2)
+	MustApply(t, f.pods, 21, watch.Modified, podJSON("default", "web-1", 21, "node-a", "Running", nil))
+	if got, want := next(), "MODIFIED web-1"; got != want {
+		t.Errorf("got %q, want %q", got, want)
+	}
+	fc.Step(bookmarkInterval)
+	if got, want := next(), "BOOKMARK 21"; got != want {
+		t.Errorf("got %q, want %q", got, want)
+	}
+}
+
+const acceptProtobufFirst = "application/vnd.kubernetes.protobuf,application/json"
