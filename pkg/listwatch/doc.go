@@ -29,8 +29,11 @@
 // at one RV, its continue token carries that RV and the next key, and later
 // pages are listed exactly at that RV (see versioncache.Cache.ListPage).
 //
-// Known gaps: responses are JSON only (protobuf-only clients get 406);
-// exact lists and continue tokens are served only back to the event ring's
+// protobuf.go serves built-in kinds in protobuf when the Accept header
+// prefers it, reusing each object's and each event's encoding; custom
+// resources are JSON only, as in kube-apiserver.
+//
+// Known gaps: Tables are JSON only; exact lists and continue tokens are served only back to the event ring's
 // floor (older ones get kube's 410); the deprecated /api/v1/watch/... paths
 // are proxied.
 package listwatch

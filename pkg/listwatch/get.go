@@ -40,5 +40,14 @@ func (s *server) serveGet(w http.ResponseWriter, r *http.Request, t target) {
 		s.writeTable(w, tbl, []*versioncache.Object{obj}, obj.RV)
 		return
 	}
+	if t.proto != nil {
+		b, err := t.proto.object(obj)
+		if err != nil {
+			writeError(w, apierrors.NewInternalError(err))
+			return
+		}
+		writeBody(w, mediaTypeProtobuf, b)
+		return
+	}
 	writeJSON(w, obj.Raw, []byte{'\n'})
 }

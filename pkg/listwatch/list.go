@@ -7,6 +7,8 @@ import (
 	"net/http"
 	"strconv"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+
 	"github.com/apiserver-lite/apiserver-lite/pkg/versioncache"
 )
 
@@ -39,6 +41,15 @@ func (s *server) serveList(w http.ResponseWriter, r *http.Request, t target, req
 				meta.remaining = &pg.Remaining
 			}
 		}
+	}
+	if t.proto != nil {
+		parts, err := t.proto.list(pg.Objects, meta)
+		if err != nil {
+			writeError(w, apierrors.NewInternalError(err))
+			return
+		}
+		writeBody(w, mediaTypeProtobuf, parts...)
+		return
 	}
 	writeList(w, t, pg.Objects, meta)
 }

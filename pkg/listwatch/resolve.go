@@ -18,6 +18,9 @@ type target struct {
 	hasInfo   bool
 	namespace string // "" for cluster-scoped objects and all-namespace collections
 	name      string
+	// proto encodes the answer in protobuf; nil for JSON. Set by
+	// negotiation (negotiateResource).
+	proto *protoCodec
 }
 
 // resolve maps the path segments after /api/v1/ or /apis/{g}/{v}/ to a

@@ -167,9 +167,14 @@ func (s *server) serveResource(w http.ResponseWriter, r *http.Request, gv schema
 		writeError(w, errStorageInitializing())
 		return
 	}
-	if err := negotiate(r); err != nil {
+	pc, err := negotiateResource(r, t)
+	if err != nil {
 		writeError(w, err)
 		return
+	}
+	if pc != nil {
+		t.proto = pc
+		w = protoResponse{w}
 	}
 	if t.name != "" {
 		s.serveGet(w, r, t)

@@ -37,6 +37,9 @@ const (
 // code, with Retry-After when the status carries a retry hint.
 func writeError(w http.ResponseWriter, err error) {
 	st := toStatus(err)
+	if negotiatesProtobuf(w) && writeProtoError(w, st) {
+		return
+	}
 	h := w.Header()
 	h.Set("Content-Type", contentTypeJSON)
 	h.Set("X-Content-Type-Options", "nosniff")

@@ -30,6 +30,9 @@ type tableRequest struct {
 // not ask for a Table. Its includeObject is validated as kube-apiserver
 // does.
 func parseTable(r *http.Request, t target) (*tableRequest, error) {
+	if t.proto != nil {
+		return nil, nil // protobuf won the negotiation
+	}
 	ch := chooseMedia(r, resourceEndpoint)
 	if ch.convert != convertTable {
 		return nil, nil

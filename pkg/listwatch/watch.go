@@ -73,6 +73,7 @@ func (s *server) serveWatch(w http.ResponseWriter, r *http.Request, t target, re
 		// A watch from an RV above the cache's already has that RV.
 		lastRV:  max(watcher.StartRV(), start.fromRV),
 		cacheRV: t.cache.RV,
+		proto:   t.proto,
 	}
 	ws.startRV = ws.lastRV
 	if tbl != nil {
@@ -93,7 +94,11 @@ func (s *server) serveWatch(w http.ResponseWriter, r *http.Request, t target, re
 // startStream writes the headers of a watch response.
 func startStream(w http.ResponseWriter) {
 	h := w.Header()
-	h.Set("Content-Type", contentTypeJSON)
+	if negotiatesProtobuf(w) {
+		h.Set("Content-Type", contentTypeProtobufWatch)
+	} else {
+		h.Set("Content-Type", contentTypeJSON)
+	}
 	h.Set("Cache-Control", "no-cache, private")
 	w.WriteHeader(http.StatusOK)
 }
@@ -124,6 +129,8 @@ type watchStream struct {
 	// table encodes events as one-row Tables; nil unless the client asked
 	// for Tables.
 	table *tableFrames
+	// proto encodes frames in protobuf; nil for JSON.
+	proto *protoCodec
 }
 
 // run writes the initial events, then live events and bookmarks until the
@@ -209,6 +216,14 @@ func (ws *watchStream) write(ev versioncache.Event) error {
 	if ws.table != nil {
 		return ws.table.write(ws.out, ev)
 	}
+	if ws.proto != nil {
+		b, err := ws.proto.eventFrame(&ev, ev.Type)
+		if err != nil {
+			return err
+		}
+		_, err = ws.out.Write(b)
+		return err
+	}
 	_, err := ws.out.Write(ev.Frame(ev.Type))
 	return err
 }
@@ -245,6 +260,16 @@ func (ws *watchStream) bookmark() error {
 
 // writeBookmark writes a BOOKMARK carrying lastRV and flushes.
 func (ws *watchStream) writeBookmark() error {
+	if ws.proto != nil {
+		b, err := ws.proto.bookmarkFrame(ws.lastRV, false)
+		if err != nil {
+			return err
+		}
+		if _, err := ws.out.Write(b); err != nil {
+			return err
+		}
+		return ws.rc.Flush()
+	}
 	frame := strconv.AppendUint(ws.bookmarkHead[:len(ws.bookmarkHead):len(ws.bookmarkHead)], ws.lastRV, 10)
 	frame = append(frame, "\"}}}\n"...)
 	if _, err := ws.out.Write(frame); err != nil {

@@ -59,7 +59,11 @@ func (s *server) planWatch(ctx context.Context, t target, req *listRequest) (wat
 // request was validated.
 func writeErrorStream(w http.ResponseWriter, err error) {
 	startStream(w)
-	_, _ = w.Write(errorFrame(err))
+	if negotiatesProtobuf(w) {
+		_, _ = w.Write(protoErrorFrame(err))
+	} else {
+		_, _ = w.Write(errorFrame(err))
+	}
 	_ = http.NewResponseController(w).Flush()
 }
 
@@ -68,6 +72,14 @@ func writeErrorStream(w http.ResponseWriter, err error) {
 // k8s.io/initial-events-end: "true". It is written even without initial
 // events, since client-go's reflector is synced only when it arrives.
 func (ws *watchStream) writeInitialEventsEnd() error {
+	if ws.proto != nil {
+		b, err := ws.proto.bookmarkFrame(ws.lastRV, true)
+		if err != nil {
+			return err
+		}
+		_, err = ws.out.Write(b)
+		return err
+	}
 	frame := append([]byte(nil), ws.bookmarkHead...)
 	frame = strconv.AppendUint(frame, ws.lastRV, 10)
 	frame = append(frame, initialEventsEndTail...)

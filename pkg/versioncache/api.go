@@ -60,6 +60,10 @@ type Object struct {
 	// metadata.name and metadata.namespace always, plus the pod and node
 	// fields kube-apiserver supports.
 	Fields fields.Set
+
+	// enc caches other encodings of Raw (see Encoded); nil for objects
+	// not built by NewObject or WithRV, which then do not cache.
+	enc *encodings
 }
 
 // Event is one change to a resource. Events are immutable once applied.

@@ -51,6 +51,8 @@ type eventShared struct {
 	obj    *Object
 	rv     uint64
 	frames [frameSlots]frameOnce
+	// alt caches frames in other wire formats (see EncodedFrame).
+	alt encodings
 
 	goneOnce sync.Once
 	gone     Event // written once inside goneOnce.Do

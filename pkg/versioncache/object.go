@@ -128,6 +128,7 @@ func NewObject(raw []byte) (*Object, error) {
 		Raw:       raw,
 		Labels:    labels.Set(d.Metadata.Labels),
 		Fields:    selectableFields(&d),
+		enc:       new(encodings),
 	}, nil
 }
 

@@ -36,5 +36,6 @@ func (o *Object) WithRV(rv uint64) (*Object, error) {
 	c := *o
 	c.RV = rv
 	c.Raw = raw
+	c.enc = new(encodings) // o's encodings are of the old Raw
 	return &c, nil
 }

@@ -93,11 +93,10 @@ type change struct {
 
 // Why rows differ today. Each names the feature whose absence it records.
 const (
-	whyProtobuf = "protobuf is not served yet: apiserver-lite answers JSON when JSON is acceptable; the decoded objects are equal"
-	whyExact    = "Exact history reaches back only as far as the edge's event ring and never before its first sync (this RV predates it): apiserver-lite answers 410 there, kube-apiserver serves it from etcd until compaction"
-	whyGetRV    = "kube-apiserver answers a GET with a malformed resourceVersion with 500 InternalError; apiserver-lite answers 400 BadRequest, as both do for a LIST (clients never send one)"
-	whyHistory  = "by design: apiserver-lite's event history starts at its initial list from the cloud, so a watch from an older RV gets ERROR 410 Expired (clients relist) where kube-apiserver's watch cache, in a fresh cluster, still holds those events and replays them"
-	whyScope    = "by design: apiserver-lite syncs only its own node's pods and Node (fieldSelector spec.nodeName / metadata.name); other nodes' objects are not on the edge"
+	whyExact   = "Exact history reaches back only as far as the edge's event ring and never before its first sync (this RV predates it): apiserver-lite answers 410 there, kube-apiserver serves it from etcd until compaction"
+	whyGetRV   = "kube-apiserver answers a GET with a malformed resourceVersion with 500 InternalError; apiserver-lite answers 400 BadRequest, as both do for a LIST (clients never send one)"
+	whyHistory = "by design: apiserver-lite's event history starts at its initial list from the cloud, so a watch from an older RV gets ERROR 410 Expired (clients relist) where kube-apiserver's watch cache, in a fresh cluster, still holds those events and replays them"
+	whyScope   = "by design: apiserver-lite syncs only its own node's pods and Node (fieldSelector spec.nodeName / metadata.name); other nodes' objects are not on the edge"
 )
 
 const (
@@ -169,12 +168,11 @@ var rows = []row{
 	{name: "nodes LIST fieldSelector spec.unschedulable", resource: "nodes", path: nodPath, query: "fieldSelector=metadata.name%3D{node},spec.unschedulable%3Dfalse", wantCode: 200},
 
 	// Content types and discovery
-	{name: "configmaps GET Accept protobuf", resource: "configmaps", path: cmPath + "/cm-a", accept: acceptProtobuf, wantCode: 200,
-		knownDifference: whyProtobuf, differsIn: aspectMediaType},
-	{name: "configmaps LIST Accept protobuf", resource: "configmaps", path: cmPath, accept: acceptProtobuf, wantCode: 200,
-		knownDifference: whyProtobuf, differsIn: aspectMediaType},
-	{name: "pods LIST Accept protobuf", resource: "pods", path: podPath, query: "fieldSelector=spec.nodeName%3D{node}", accept: acceptProtobuf, wantCode: 200,
-		knownDifference: whyProtobuf, differsIn: aspectMediaType},
+	{name: "configmaps GET Accept protobuf", resource: "configmaps", path: cmPath + "/cm-a", accept: acceptProtobuf, wantCode: 200},
+	{name: "configmaps GET Accept protobuf only", resource: "configmaps", path: cmPath + "/cm-a", accept: "application/vnd.kubernetes.protobuf", wantCode: 200},
+	{name: "configmaps GET not found Accept protobuf (Status in protobuf)", resource: "configmaps", path: cmPath + "/missing", accept: acceptProtobuf, wantCode: 404, wantReason: "NotFound"},
+	{name: "configmaps LIST Accept protobuf", resource: "configmaps", path: cmPath, accept: acceptProtobuf, wantCode: 200},
+	{name: "pods LIST Accept protobuf", resource: "pods", path: podPath, query: "fieldSelector=spec.nodeName%3D{node}", accept: acceptProtobuf, wantCode: 200},
 	{name: "configmaps LIST Accept Table", resource: "configmaps", path: cmPath, accept: acceptTable, wantCode: 200},
 	{name: "discovery /apis Accept aggregated v2 (cloud online)", path: "/apis", accept: acceptAggregated, wantCode: 200},
 
@@ -195,6 +193,11 @@ var rows = []row{
 		wantCode: 200, untilEnd: true},
 	{name: "configmaps WATCH allowWatchBookmarks: bookmark shape", kind: watchRow, resource: "configmaps", path: wcmPath, query: "watch=1&resourceVersion={rv}&allowWatchBookmarks=true&timeoutSeconds=4",
 		wantCode: 200, untilEnd: true},
+	{name: "configmaps WATCH Accept protobuf: create, update, delete", kind: watchRow, resource: "configmaps", path: wcmPath, query: "watch=1&resourceVersion={rv}",
+		accept: acceptProtobuf, wantCode: 200, changes: createUpdateDelete, wantEvents: []string{"ADDED", "MODIFIED", "DELETED"}},
+	{name: "configmaps WATCH Accept protobuf sendInitialEvents (WatchList)", kind: watchRow, resource: "configmaps", path: wcmPath,
+		query:  "watch=1&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true&timeoutSeconds=2",
+		accept: acceptProtobuf, wantCode: 200, untilEnd: true},
 	{name: "configmaps WATCH sendInitialEvents (WatchList)", kind: watchRow, resource: "configmaps", path: wcmPath,
 		query:    "watch=1&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true&timeoutSeconds=2",
 		wantCode: 200, untilEnd: true},

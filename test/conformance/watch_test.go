@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"mime"
 	"net/http"
 	"slices"
 	"sort"
@@ -15,6 +16,9 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/serializer/streaming"
+	"k8s.io/client-go/kubernetes/scheme"
 )
 
 // watchRowTimeout bounds one watch row: the stream, the changes and the
@@ -57,7 +61,7 @@ func (s *suite) runWatch(t *testing.T, r row, _ int) {
 	}
 	streams := map[string]*http.Response{}
 	for _, sd := range []side{s.cloud, s.edge} {
-		resp, err := openWatch(ctx, sd, path, queries[sd.name])
+		resp, err := openWatch(ctx, sd, path, queries[sd.name], r.accept)
 		if err != nil {
 			t.Fatalf("%s watch %s?%s: %v", sd.name, path, queries[sd.name], err)
 		}
@@ -99,6 +103,9 @@ func (s *suite) checkWatch(t *testing.T, r row, cloud, edge watchAnswer) {
 		}
 	}
 	d := diffs{}
+	if cloud.ans.mediaType != edge.ans.mediaType {
+		d.add(aspectMediaType, "cloud %s, edge %s", cloud.ans.mediaType, edge.ans.mediaType)
+	}
 	if cloud.ans.code != edge.ans.code || cloud.ans.reason != edge.ans.reason || cloud.ans.code != http.StatusOK {
 		d = compareAnswers(cloud.ans, edge.ans)
 	} else {
@@ -145,13 +152,46 @@ func eventTypes(fs []frame) []string {
 	return out
 }
 
-// openWatch starts a watch request and returns once the headers arrived.
-func openWatch(ctx context.Context, sd side, path, query string) (*http.Response, error) {
+// openWatch starts a watch request, with the Accept header unless empty,
+// and returns once the headers arrived.
+func openWatch(ctx context.Context, sd side, path, query, accept string) (*http.Response, error) {
 	req, err := http.NewRequestWithContext(ctx, method, sd.base+path+"?"+query, nil)
 	if err != nil {
 		return nil, err
 	}
+	if accept != "" {
+		req.Header.Set("Accept", accept)
+	}
 	return sd.client.Do(req)
+}
+
+// eventReader reads one watch event of a JSON or protobuf stream.
+type eventReader func() (typ string, obj map[string]any, err error)
+
+// newEventReader reads the stream in its media type: JSON objects, or
+// length-prefixed protobuf WatchEvents whose objects are protobuf.
+func newEventReader(body io.Reader, mediaType string) eventReader {
+	if mediaType == runtime.ContentTypeProtobuf {
+		info, _ := runtime.SerializerInfoForMediaType(scheme.Codecs.SupportedMediaTypes(), runtime.ContentTypeProtobuf)
+		dec := streaming.NewDecoder(info.StreamSerializer.Framer.NewFrameReader(io.NopCloser(body)), info.StreamSerializer.Serializer)
+		return func() (string, map[string]any, error) {
+			var ev metav1.WatchEvent
+			if _, _, err := dec.Decode(nil, &ev); err != nil {
+				return "", nil, err
+			}
+			obj, err := decodeBody(ev.Object.Raw, runtime.ContentTypeProtobuf, true)
+			return ev.Type, obj, err
+		}
+	}
+	dec := json.NewDecoder(body)
+	return func() (string, map[string]any, error) {
+		var ev struct {
+			Type   string         `json:"type"`
+			Object map[string]any `json:"object"`
+		}
+		err := dec.Decode(&ev)
+		return ev.Type, ev.Object, err
+	}
 }
 
 // readAsync reads frames until want non-bookmark frames arrived (want < 0:
@@ -160,29 +200,27 @@ func readAsync(ctx context.Context, resp *http.Response, want int) <-chan watchA
 	ch := make(chan watchAnswer, 1)
 	go func() {
 		w := watchAnswer{ans: answer{code: resp.StatusCode}}
+		w.ans.mediaType, _, _ = mime.ParseMediaType(resp.Header.Get("Content-Type"))
 		if resp.StatusCode != http.StatusOK {
 			body, _ := io.ReadAll(io.LimitReader(resp.Body, maxBody))
-			obj, err := decodeBody(body, "application/json", false)
+			obj, err := decodeBody(body, w.ans.mediaType, false)
 			if err == nil {
 				w.ans.fill(obj)
 			}
 			ch <- w
 			return
 		}
-		dec := json.NewDecoder(resp.Body)
+		next := newEventReader(resp.Body, w.ans.mediaType)
 		for want < 0 || len(withoutBookmarks(w.frames)) < want {
-			var ev struct {
-				Type   string         `json:"type"`
-				Object map[string]any `json:"object"`
-			}
-			if err := dec.Decode(&ev); err != nil {
+			typ, obj, err := next()
+			if err != nil {
 				w.ended = err == io.EOF
 				if !w.ended && ctx.Err() == nil {
 					w.err = err
 				}
 				break
 			}
-			w.frames = append(w.frames, toFrame(ev.Type, ev.Object))
+			w.frames = append(w.frames, toFrame(typ, obj))
 		}
 		ch <- w
 	}()

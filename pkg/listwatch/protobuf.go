@@ -1,0 +1,400 @@
+package listwatch
+
+import (
+	"bytes"
+	"fmt"
+	"net/http"
+	"reflect"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/munnerz/goautoneg"
+	"google.golang.org/protobuf/encoding/protowire"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/runtime/serializer/streaming"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/kubernetes/scheme"
+
+	"github.com/apiserver-lite/apiserver-lite/pkg/versioncache"
+)
+
+// Protobuf answers. Built-in kinds (those client-go's scheme knows) are
+// served in application/vnd.kubernetes.protobuf when that is the first
+// acceptable Accept clause, as kube-apiserver negotiates; custom resources
+// and other unknown kinds are JSON only, as kube-apiserver serves them.
+// Each object is decoded from its cached JSON and encoded to protobuf once
+// per version (versioncache.Object.Encoded), and each watch event's frame
+// once per event (versioncache.Event.EncodedFrame), so GET, LIST and every
+// watcher reuse the same bytes.
+
+// Protobuf content types of the answers.
+const (
+	contentTypeProtobufWatch = mediaTypeProtobuf + ";stream=watch"
+	// protobufKey names the cached protobuf encodings.
+	protobufKey = "protobuf"
+)
+
+// protoInfo is apimachinery's protobuf serializer with its watch stream
+// serializer (raw protobuf WatchEvents in 4-byte big-endian length frames).
+var protoInfo = mustProtoInfo()
+
+func mustProtoInfo() runtime.SerializerInfo {
+	info, ok := runtime.SerializerInfoForMediaType(scheme.Codecs.SupportedMediaTypes(), mediaTypeProtobuf)
+	if !ok || info.StreamSerializer == nil {
+		panic("client-go scheme has no protobuf serializer")
+	}
+	return info
+}
+
+// protoCodec encodes one built-in resource's objects as kube-apiserver's
+// protobuf serializer does.
+type protoCodec struct {
+	gvk     schema.GroupVersionKind
+	encoder runtime.Encoder // versioning codec to gvk's version around the protobuf serializer
+	// listMetaField and listItemsField are the protobuf field numbers of
+	// the kind's List metadata and items.
+	listMetaField, listItemsField protowire.Number
+}
+
+var protoCodecs sync.Map // schema.GroupVersionKind -> *protoCodec, or nil for kinds without protobuf
+
+// protoCodecFor returns the codec for t's kind, nil when the kind is not a
+// built-in one served in protobuf.
+func protoCodecFor(t target) *protoCodec {
+	gvk := t.gvr.GroupVersion().WithKind(t.info.Kind)
+	if c, ok := protoCodecs.Load(gvk); ok {
+		return c.(*protoCodec)
+	}
+	c := newProtoCodec(gvk)
+	protoCodecs.Store(gvk, c)
+	return c
+}
+
+func newProtoCodec(gvk schema.GroupVersionKind) *protoCodec {
+	if !scheme.Scheme.Recognizes(gvk) {
+		return nil
+	}
+	list, err := scheme.Scheme.New(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
+	if err != nil {
+		return nil
+	}
+	metaField, ok1 := protoField(list, "ListMeta")
+	itemsField, ok2 := protoField(list, "Items")
+	if !ok1 || !ok2 {
+		return nil
+	}
+	return &protoCodec{
+		gvk:            gvk,
+		encoder:        scheme.Codecs.EncoderForVersion(protoInfo.Serializer, gvk.GroupVersion()),
+		listMetaField:  metaField,
+		listItemsField: itemsField,
+	}
+}
+
+// protoField reads the field number of a generated struct's field from its
+// protobuf tag ("bytes,2,rep,name=items").
+func protoField(obj runtime.Object, name string) (protowire.Number, bool) {
+	v := reflect.TypeOf(obj)
+	if v.Kind() == reflect.Pointer {
+		v = v.Elem()
+	}
+	f, ok := v.FieldByName(name)
+	if !ok {
+		return 0, false
+	}
+	parts := strings.Split(f.Tag.Get("protobuf"), ",")
+	if len(parts) < 2 {
+		return 0, false
+	}
+	n, err := strconv.Atoi(parts[1])
+	if err != nil || n <= 0 {
+		return 0, false
+	}
+	return protowire.Number(n), true
+}
+
+// object returns o's protobuf encoding, computed once per object version.
+// The typed object is decoded from the cached JSON without defaulting or
+// conversion, as the cloud sent it.
+func (c *protoCodec) object(o *versioncache.Object) ([]byte, error) {
+	return o.Encoded(protobufKey, func(raw []byte) ([]byte, error) {
+		obj, err := scheme.Scheme.New(c.gvk)
+		if err != nil {
+			return nil, err
+		}
+		if _, _, err := scheme.Codecs.UniversalDeserializer().Decode(raw, &c.gvk, obj); err != nil {
+			return nil, fmt.Errorf("decode %s %s/%s: %w", c.gvk.Kind, o.Namespace, o.Name, err)
+		}
+		return c.encode(obj)
+	})
+}
+
+// encode encodes obj with the protobuf serializer, k8s\0 prefix included.
+func (c *protoCodec) encode(obj runtime.Object) ([]byte, error) {
+	var buf bytes.Buffer
+	if err := c.encoder.Encode(obj, &buf); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+// list returns the parts of a <Kind>List of objs encoded as the protobuf
+// serializer encodes a typed list, reusing each item's cached encoding
+// without copying it: the k8s\0 prefix and a runtime.Unknown whose raw
+// holds the list metadata and the items' raw messages. The envelope is
+// written here, field by field as runtime.Unknown marshals it (type meta,
+// raw, then the always present empty content encoding and content type),
+// so the items are not copied into one buffer first.
+func (c *protoCodec) list(objs []*versioncache.Object, m listMeta) ([][]byte, error) {
+	lm := metav1.ListMeta{ResourceVersion: strconv.FormatUint(m.rv, 10), Continue: m.next, RemainingItemCount: m.remaining}
+	lmb, err := lm.Marshal()
+	if err != nil {
+		return nil, err
+	}
+	meta := protowire.AppendTag(make([]byte, 0, len(lmb)+8), c.listMetaField, protowire.BytesType)
+	meta = protowire.AppendBytes(meta, lmb)
+	parts := make([][]byte, 0, 3+2*len(objs))
+	parts = append(parts, nil, meta) // parts[0] is the head, once the size is known
+	size := len(meta)
+	for _, o := range objs {
+		b, err := c.object(o)
+		if err != nil {
+			return nil, err
+		}
+		item, err := unknownRaw(b)
+		if err != nil {
+			return nil, err
+		}
+		tag := protowire.AppendTag(nil, c.listItemsField, protowire.BytesType)
+		tag = protowire.AppendVarint(tag, uint64(len(item)))
+		parts = append(parts, tag, item)
+		size += len(tag) + len(item)
+	}
+	tm := runtime.TypeMeta{APIVersion: c.gvk.GroupVersion().String(), Kind: c.gvk.Kind + "List"}
+	tmb, err := tm.Marshal()
+	if err != nil {
+		return nil, err
+	}
+	head := append([]byte(nil), protobufMagic...)
+	head = protowire.AppendTag(head, 1, protowire.BytesType)
+	head = protowire.AppendBytes(head, tmb)
+	head = protowire.AppendTag(head, 2, protowire.BytesType)
+	head = protowire.AppendVarint(head, uint64(size))
+	parts[0] = head
+	return append(parts, unknownTail), nil
+}
+
+// unknownTail ends a runtime.Unknown: empty contentEncoding (3) and
+// contentType (4), which it always marshals.
+var unknownTail = []byte{byte(3<<3 | protowire.BytesType), 0, byte(4<<3 | protowire.BytesType), 0}
+
+// unknownRaw returns, without copying, the raw message inside a protobuf
+// serializer encoding: the bytes field (2) of the runtime.Unknown after the
+// k8s\0 prefix.
+func unknownRaw(b []byte) ([]byte, error) {
+	if !bytes.HasPrefix(b, protobufMagic) {
+		return nil, fmt.Errorf("protobuf object without the %q prefix", protobufMagic)
+	}
+	b = b[len(protobufMagic):]
+	for len(b) > 0 {
+		num, typ, n := protowire.ConsumeTag(b)
+		if n < 0 {
+			return nil, protowire.ParseError(n)
+		}
+		b = b[n:]
+		if num == 2 && typ == protowire.BytesType {
+			v, n := protowire.ConsumeBytes(b)
+			if n < 0 {
+				return nil, protowire.ParseError(n)
+			}
+			return v, nil
+		}
+		n = protowire.ConsumeFieldValue(num, typ, b)
+		if n < 0 {
+			return nil, protowire.ParseError(n)
+		}
+		b = b[n:]
+	}
+	return nil, nil // an empty message
+}
+
+// eventFrame returns the length-prefixed protobuf WatchEvent of ev as
+// type t, encoded once per event and shared by every watcher.
+func (c *protoCodec) eventFrame(ev *versioncache.Event, t watch.EventType) ([]byte, error) {
+	return ev.EncodedFrame(protobufKey, t, func() ([]byte, error) {
+		obj, err := c.object(ev.Object)
+		if err != nil {
+			return nil, err
+		}
+		return protoWatchFrame(t, obj)
+	})
+}
+
+// bookmarkFrame is a BOOKMARK carrying an empty object of the kind with
+// only metadata.resourceVersion set, and the k8s.io/initial-events-end
+// annotation when initialEventsEnd, as kube-apiserver's cacher sends.
+func (c *protoCodec) bookmarkFrame(rv uint64, initialEventsEnd bool) ([]byte, error) {
+	obj, err := scheme.Scheme.New(c.gvk)
+	if err != nil {
+		return nil, err
+	}
+	acc, err := meta.Accessor(obj)
+	if err != nil {
+		return nil, err
+	}
+	acc.SetResourceVersion(strconv.FormatUint(rv, 10))
+	if initialEventsEnd {
+		acc.SetAnnotations(map[string]string{metav1.InitialEventsAnnotationKey: "true"})
+	}
+	b, err := c.encode(obj)
+	if err != nil {
+		return nil, err
+	}
+	return protoWatchFrame(watch.Bookmark, b)
+}
+
+// protoWatchFrame frames a WatchEvent whose object is the protobuf encoded
+// obj with apimachinery's protobuf stream serializer.
+func protoWatchFrame(t watch.EventType, obj []byte) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := streaming.NewEncoder(protoInfo.StreamSerializer.Framer.NewFrameWriter(&buf), protoInfo.StreamSerializer.Serializer)
+	ev := &metav1.WatchEvent{Type: string(t), Object: runtime.RawExtension{Raw: obj}}
+	if err := enc.Encode(ev); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+// protoStatus encodes st as the protobuf serializer does (v1 Status).
+func protoStatus(st *metav1.Status) ([]byte, error) {
+	enc := scheme.Codecs.EncoderForVersion(protoInfo.Serializer, metav1.SchemeGroupVersion)
+	var buf bytes.Buffer
+	if err := enc.Encode(st, &buf); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+// protoErrorFrame is an ERROR watch event carrying err's Status.
+func protoErrorFrame(err error) []byte {
+	st := toStatus(err)
+	b, perr := protoStatus(&st)
+	if perr == nil {
+		b, perr = protoWatchFrame(watch.Error, b)
+	}
+	if perr != nil {
+		return nil // a Status always encodes
+	}
+	return b
+}
+
+// protoResponse marks a ResponseWriter whose request negotiated protobuf:
+// errors and watch streams written to it are protobuf, as kube-apiserver's
+// ErrorNegotiated encodes a Status in the negotiated media type.
+type protoResponse struct {
+	http.ResponseWriter
+}
+
+// Unwrap lets http.ResponseController reach the underlying writer.
+func (p protoResponse) Unwrap() http.ResponseWriter { return p.ResponseWriter }
+
+// negotiatesProtobuf reports whether w answers a request that negotiated
+// protobuf.
+func negotiatesProtobuf(w http.ResponseWriter) bool {
+	_, ok := w.(protoResponse)
+	return ok
+}
+
+// writeProtoError writes err's Status in protobuf; false if it cannot.
+func writeProtoError(w http.ResponseWriter, st metav1.Status) bool {
+	b, err := protoStatus(&st)
+	if err != nil {
+		return false
+	}
+	h := w.Header()
+	h.Set("Content-Type", mediaTypeProtobuf)
+	h.Set("X-Content-Type-Options", "nosniff")
+	if d := st.Details; d != nil && d.RetryAfterSeconds > 0 {
+		h.Set("Retry-After", strconv.Itoa(int(d.RetryAfterSeconds)))
+	}
+	w.WriteHeader(int(st.Code))
+	_, _ = w.Write(b)
+	return true
+}
+
+// writeBody writes a 200 body of the given content type made of parts,
+// with its length.
+func writeBody(w http.ResponseWriter, contentType string, parts ...[]byte) {
+	n := 0
+	for _, p := range parts {
+		n += len(p)
+	}
+	h := w.Header()
+	h.Set("Content-Type", contentType)
+	h.Set("Content-Length", strconv.Itoa(n))
+	w.WriteHeader(http.StatusOK)
+	for _, p := range parts {
+		if _, err := w.Write(p); err != nil {
+			return // the client went away
+		}
+	}
+}
+
+// negotiateResource picks the media type of a get, list or watch answer
+// of t the way kube-apiserver does: the first Accept clause, in preference
+// order (quality, then specificity), that the endpoint can serve. JSON
+// (application/json, application/*, */*) without a conversion or with the
+// Table conversion, or protobuf without a conversion for a built-in kind.
+// It returns the protobuf codec when protobuf wins, nil for JSON, and the
+// 406 when nothing is acceptable. As before, any JSON clause makes JSON
+// acceptable when no clause is served exactly.
+func negotiateResource(r *http.Request, t target) (*protoCodec, error) {
+	header := strings.Join(r.Header.Values("Accept"), ",")
+	if strings.TrimSpace(header) == "" {
+		return nil, nil
+	}
+	var pc *protoCodec
+	for _, c := range goautoneg.ParseAccept(header) {
+		if c.Q <= 0 {
+			continue
+		}
+		as, g, v := c.Params[paramAs], c.Params[paramGroup], c.Params[paramVersion]
+		switch {
+		case jsonClause(c):
+			if as == "" && g == "" && v == "" {
+				return nil, nil
+			}
+			if _, ok := conversionFor(resourceEndpoint, as, g, v); ok {
+				return nil, nil
+			}
+		case c.Type == "application" && c.SubType == "vnd.kubernetes.protobuf":
+			if as != "" || g != "" || v != "" {
+				continue // Tables are served in JSON only
+			}
+			if pc == nil {
+				pc = protoCodecFor(t)
+			}
+			if pc != nil {
+				return pc, nil
+			}
+		}
+	}
+	if acceptsJSON(r.Header.Values("Accept")) {
+		return nil, nil
+	}
+	types := contentTypeJSON
+	if protoCodecFor(t) != nil {
+		types += ", " + mediaTypeProtobuf
+	}
+	return nil, &apierrors.StatusError{ErrStatus: metav1.Status{
+		Status:  metav1.StatusFailure,
+		Code:    http.StatusNotAcceptable,
+		Reason:  metav1.StatusReasonNotAcceptable,
+		Message: "only the following media types are accepted: " + types,
+	}}
+}
