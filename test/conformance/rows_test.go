@@ -138,6 +138,11 @@ var rows = []row{
 	{name: "configmaps LIST resourceVersion=abc", resource: "configmaps", path: cmPath, query: "resourceVersion=abc", wantCode: 400, wantReason: "BadRequest"},
 	{name: "configmaps LIST too large resourceVersion", resource: "configmaps", path: cmPath, query: "resourceVersion=99999999999", wantCode: 504, wantReason: "Timeout", wantCause: "ResourceVersionTooLarge"},
 	{name: "configmaps LIST limit=1", resource: "configmaps", path: cmPath, query: "limit=1", wantCode: 200},
+	{name: "configmaps LIST malformed continue token", resource: "configmaps", path: cmPath, query: "limit=1&continue=not-a-token", wantCode: 400, wantReason: "BadRequest"},
+	{name: "configmaps LIST continue token with a future RV", resource: "configmaps", path: cmPath,
+		query: "limit=1&continue=eyJ2IjoibWV0YS5rOHMuaW8vdjEiLCJydiI6OTk5OTk5OTk5OTksInN0YXJ0IjoiL2NtLWFcdTAwMDAifQ", wantCode: 504, wantReason: "Timeout", wantCause: "ResourceVersionTooLarge"},
+	{name: "configmaps LIST continue with resourceVersion=N", resource: "configmaps", path: cmPath,
+		query: "limit=1&resourceVersion={rv}&continue=eyJ2IjoibWV0YS5rOHMuaW8vdjEiLCJydiI6MSwic3RhcnQiOiIvY20tYVx1MDAwMCJ9", wantCode: 400, wantReason: "BadRequest"},
 
 	// LIST: resourceVersionMatch validation (422)
 	{name: "LIST resourceVersionMatch without resourceVersion", resource: "configmaps", path: cmPath, query: "resourceVersionMatch=NotOlderThan", wantCode: 422, wantReason: "Invalid", wantCause: "FieldValueForbidden"},
