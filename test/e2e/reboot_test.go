@@ -76,8 +76,7 @@ func TestEdgeRebootOffline(t *testing.T) {
 	c.StartCloud()
 	t.Run("cloud returns", func(t *testing.T) {
 		checkHeartbeatAfter(t, c, heartbeat, returned)
-		got := waitPodRunning(t, c, ns, pod.Name)
-		checkStartedAfter(t, got, rebooted)
+		got := waitStartedAfter(t, c, ns, pod.Name, rebooted)
 		checkPodStatus(t, c, got) // the edge resumed and serves the new status
 		checkNotKilled(t, c, pod)
 	})
@@ -184,16 +183,36 @@ func checkHeartbeatAfter(t *testing.T, c *framework.Cluster, before, returned ti
 	}
 }
 
-// checkStartedAfter wants the pod's container started by the rebooted
-// kubelet: the status the cloud holds was written after the reboot.
-func checkStartedAfter(t *testing.T, pod *corev1.Pod, rebooted time.Time) {
+// waitStartedAfter waits until the cloud holds pod ns/name Running and
+// Ready with its container started by the rebooted kubelet, and returns it.
+// Right after the cloud returns it still holds the pre-reboot status, and
+// the kubelet may need a while: its volume retries back off while the
+// TokenRequest for the projected token fails offline.
+func waitStartedAfter(t *testing.T, c *framework.Cluster, ns, name string, rebooted time.Time) *corev1.Pod {
 	t.Helper()
-	if len(pod.Status.ContainerStatuses) != 1 {
-		t.Fatalf("pod container statuses: got %d, want 1", len(pod.Status.ContainerStatuses))
+	var pod *corev1.Pod
+	_, err := eventually(t.Context(), podRunningTimeout, func() (string, error) {
+		got, err := c.Admin.CoreV1().Pods(ns).Get(t.Context(), name, metav1.GetOptions{})
+		if err != nil {
+			return "", err
+		}
+		pod = got
+		ready := podCondition(got, corev1.PodReady)
+		if got.Status.Phase != corev1.PodRunning || ready == nil || ready.Status != corev1.ConditionTrue {
+			return "", fmt.Errorf("pod %s/%s: phase %q, Ready %v", ns, name, got.Status.Phase, ready)
+		}
+		if n := len(got.Status.ContainerStatuses); n != 1 {
+			return "", fmt.Errorf("pod %s/%s: %d container statuses, want 1", ns, name, n)
+		}
+		running := got.Status.ContainerStatuses[0].State.Running
+		if running == nil || running.StartedAt.Time.Before(rebooted.Truncate(time.Second)) {
+			return "", fmt.Errorf("pod %s/%s: container state %+v, want running since the reboot at %s",
+				ns, name, got.Status.ContainerStatuses[0].State, rebooted)
+		}
+		return "", nil
+	})
+	if err != nil {
+		t.Fatalf("wait for the rebooted kubelet to run the pod: %v\n%s", err, tail(c.KubemarkLog(), 40))
 	}
-	running := pod.Status.ContainerStatuses[0].State.Running
-	if running == nil || running.StartedAt.Time.Before(rebooted.Truncate(time.Second)) {
-		t.Errorf("pod container state: got %+v, want running since the reboot at %s",
-			pod.Status.ContainerStatuses[0].State, rebooted)
-	}
+	return pod
 }
