@@ -64,6 +64,18 @@ func (s *server) serveWatch(w http.ResponseWriter, r *http.Request, t target, re
 	if err := rc.Flush(); err != nil || r.Method == http.MethodHead {
 		return
 	}
+	ws := s.newWatchStream(w, rc, watcher, t, req, start, tbl)
+	if err := ws.run(r.Context()); err != nil {
+		s.log.Debug("watch stream ended", "resource", t.gvr.String(), "error", err)
+	}
+	if watcher.Evicted() {
+		s.log.Info("watcher evicted as too slow", "resource", t.gvr.String(), "lastRV", ws.lastRV)
+	}
+}
+
+// newWatchStream prepares the stream that writes watcher's events to w.
+func (s *server) newWatchStream(w http.ResponseWriter, rc *http.ResponseController, watcher *versioncache.Watcher,
+	t target, req *listRequest, start watchStart, tbl *tableRequest) *watchStream {
 	ws := &watchStream{
 		out:      w,
 		rc:       rc,
@@ -83,12 +95,7 @@ func (s *server) serveWatch(w http.ResponseWriter, r *http.Request, t target, re
 		ws.bookmarkHead = bookmarkHead(t.info.Kind, t.apiVersion())
 		ws.initialEventsEnd = start.initialEventsEnd
 	}
-	if err := ws.run(r.Context()); err != nil {
-		s.log.Debug("watch stream ended", "resource", t.gvr.String(), "error", err)
-	}
-	if watcher.Evicted() {
-		s.log.Info("watcher evicted as too slow", "resource", t.gvr.String(), "lastRV", ws.lastRV)
-	}
+	return ws
 }
 
 // startStream writes the headers of a watch response.
