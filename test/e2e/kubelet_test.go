@@ -112,6 +112,13 @@ func startAppPod(t *testing.T, c *framework.Cluster, ns string) *corev1.Pod {
 // with its Ready condition True, and returns the pod as last seen.
 func waitPodRunning(t *testing.T, c *framework.Cluster, ns, name string) *corev1.Pod {
 	t.Helper()
+	return waitPodRunningAnd(t, c, ns, name, nil)
+}
+
+// waitPodRunningAnd is waitPodRunning with an extra condition on the pod;
+// a nil check adds none.
+func waitPodRunningAnd(t *testing.T, c *framework.Cluster, ns, name string, check func(*corev1.Pod) error) *corev1.Pod {
+	t.Helper()
 	var pod *corev1.Pod
 	_, err := eventually(t.Context(), podRunningTimeout, func() (string, error) {
 		got, err := c.Admin.CoreV1().Pods(ns).Get(t.Context(), name, metav1.GetOptions{})
@@ -122,6 +129,9 @@ func waitPodRunning(t *testing.T, c *framework.Cluster, ns, name string) *corev1
 		ready := podCondition(got, corev1.PodReady)
 		if got.Status.Phase != corev1.PodRunning || ready == nil || ready.Status != corev1.ConditionTrue {
 			return "", fmt.Errorf("pod %s/%s: phase %q, Ready %v", ns, name, got.Status.Phase, ready)
+		}
+		if check != nil {
+			return "", check(got)
 		}
 		return "", nil
 	})

@@ -190,29 +190,15 @@ func checkHeartbeatAfter(t *testing.T, c *framework.Cluster, before, returned ti
 // TokenRequest for the projected token fails offline.
 func waitStartedAfter(t *testing.T, c *framework.Cluster, ns, name string, rebooted time.Time) *corev1.Pod {
 	t.Helper()
-	var pod *corev1.Pod
-	_, err := eventually(t.Context(), podRunningTimeout, func() (string, error) {
-		got, err := c.Admin.CoreV1().Pods(ns).Get(t.Context(), name, metav1.GetOptions{})
-		if err != nil {
-			return "", err
+	return waitPodRunningAnd(t, c, ns, name, func(p *corev1.Pod) error {
+		if n := len(p.Status.ContainerStatuses); n != 1 {
+			return fmt.Errorf("pod %s/%s: %d container statuses, want 1", ns, name, n)
 		}
-		pod = got
-		ready := podCondition(got, corev1.PodReady)
-		if got.Status.Phase != corev1.PodRunning || ready == nil || ready.Status != corev1.ConditionTrue {
-			return "", fmt.Errorf("pod %s/%s: phase %q, Ready %v", ns, name, got.Status.Phase, ready)
-		}
-		if n := len(got.Status.ContainerStatuses); n != 1 {
-			return "", fmt.Errorf("pod %s/%s: %d container statuses, want 1", ns, name, n)
-		}
-		running := got.Status.ContainerStatuses[0].State.Running
+		running := p.Status.ContainerStatuses[0].State.Running
 		if running == nil || running.StartedAt.Time.Before(rebooted.Truncate(time.Second)) {
-			return "", fmt.Errorf("pod %s/%s: container state %+v, want running since the reboot at %s",
-				ns, name, got.Status.ContainerStatuses[0].State, rebooted)
+			return fmt.Errorf("pod %s/%s: container state %+v, want running since the reboot at %s",
+				ns, name, p.Status.ContainerStatuses[0].State, rebooted)
 		}
-		return "", nil
+		return nil
 	})
-	if err != nil {
-		t.Fatalf("wait for the rebooted kubelet to run the pod: %v\n%s", err, tail(c.KubemarkLog(), 40))
-	}
-	return pod
 }
