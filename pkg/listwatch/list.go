@@ -134,17 +134,5 @@ func appendJSONString(b []byte, s string) []byte {
 
 // writeJSON writes a 200 JSON body made of parts, with its length.
 func writeJSON(w http.ResponseWriter, parts ...[]byte) {
-	n := 0
-	for _, p := range parts {
-		n += len(p)
-	}
-	h := w.Header()
-	h.Set("Content-Type", contentTypeJSON)
-	h.Set("Content-Length", strconv.Itoa(n))
-	w.WriteHeader(http.StatusOK)
-	for _, p := range parts {
-		if _, err := w.Write(p); err != nil {
-			return // the client went away
-		}
-	}
+	writeBody(w, contentTypeJSON, parts...)
 }
