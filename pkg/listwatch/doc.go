@@ -21,7 +21,7 @@
 // health.go serve the non-resource endpoints (aggregated.go the aggregated
 // discovery documents, version.go /version), negotiate.go checks Accept and
 // mediatype.go picks a conversion (Table, aggregated discovery) from it,
-// table.go, printers.go and podstatus.go render kubectl's Tables, and
+// table.go renders kubectl's Tables with the columns of subpackage printers, and
 // status.go and recover.go write errors; continue.go reads and writes
 // kube's continue tokens and fieldlabels.go checks field selectors per kind.
 //

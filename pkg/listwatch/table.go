@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1beta1/validation"
 	"k8s.io/apimachinery/pkg/runtime"
 
+	"github.com/apiserver-lite/apiserver-lite/pkg/listwatch/printers"
 	"github.com/apiserver-lite/apiserver-lite/pkg/versioncache"
 )
 
@@ -23,7 +24,7 @@ import (
 type tableRequest struct {
 	apiVersion string // meta.k8s.io/v1 or meta.k8s.io/v1beta1
 	opts       metav1.TableOptions
-	printer    printer
+	printer    printers.Printer
 }
 
 // parseTable returns the Table request r makes for t, or nil when r does
@@ -41,11 +42,7 @@ func parseTable(r *http.Request, t target) (*tableRequest, error) {
 	if err := decodeTableOptions(r.URL.Query(), &tr.opts); err != nil {
 		return nil, err
 	}
-	p, ok := printers[t.groupResource()]
-	if !ok {
-		p = defaultPrinter
-	}
-	tr.printer = p
+	tr.printer = printers.For(t.groupResource())
 	return tr, nil
 }
 
@@ -65,33 +62,6 @@ func decodeTableOptions(q url.Values, opts *metav1.TableOptions) error {
 	}
 }
 
-// defaultPrinter is kube-apiserver's default table convertor
-// (pkg/registry/rest/table.go): Name and Created At.
-var defaultPrinter = printer{
-	columns: []metav1.TableColumnDefinition{
-		{Name: "Name", Type: "string", Format: "name", Description: nameDescription},
-		{Name: "Created At", Type: "date", Description: createdDescription},
-	},
-	row: func(raw []byte, _ time.Time) ([]any, []metav1.TableRowCondition, error) {
-		m, err := objectMeta(raw)
-		if err != nil {
-			return nil, nil, err
-		}
-		return []any{m.Name, m.CreationTimestamp.UTC().Format(time.RFC3339)}, nil, nil
-	},
-}
-
-// objectMeta decodes the metadata of an object's raw JSON.
-func objectMeta(raw []byte) (metav1.ObjectMeta, error) {
-	var doc struct {
-		Metadata metav1.ObjectMeta `json:"metadata"`
-	}
-	if err := json.Unmarshal(raw, &doc); err != nil {
-		return metav1.ObjectMeta{}, fmt.Errorf("decode metadata: %w", err)
-	}
-	return doc.Metadata, nil
-}
-
 // table converts objs to a Table at resourceVersion rv, with the column
 // definitions unless headers is false.
 func (tr *tableRequest) table(objs []*versioncache.Object, rv uint64, now time.Time, headers bool) (*metav1.Table, error) {
@@ -100,9 +70,9 @@ func (tr *tableRequest) table(objs []*versioncache.Object, rv uint64, now time.T
 		ListMeta: metav1.ListMeta{ResourceVersion: strconv.FormatUint(rv, 10)},
 	}
 	if headers && !tr.opts.NoHeaders {
-		tbl.ColumnDefinitions = tr.printer.columns
+		tbl.ColumnDefinitions = tr.printer.Columns
 	}
-	if tr.printer.emptyRows {
+	if tr.printer.EmptyRows {
 		tbl.Rows = []metav1.TableRow{}
 	}
 	for _, o := range objs {
@@ -118,7 +88,7 @@ func (tr *tableRequest) table(objs []*versioncache.Object, rv uint64, now time.T
 // row converts one object, embedding it as includeObject asks: its
 // PartialObjectMetadata by default, the whole object, or nothing.
 func (tr *tableRequest) row(raw []byte, now time.Time) (metav1.TableRow, error) {
-	cells, conditions, err := tr.printer.row(raw, now)
+	cells, conditions, err := tr.printer.Row(raw, now)
 	if err != nil {
 		return metav1.TableRow{}, err
 	}
@@ -128,7 +98,7 @@ func (tr *tableRequest) row(raw []byte, now time.Time) (metav1.TableRow, error) 
 		row.Object = runtime.RawExtension{Raw: raw}
 	case metav1.IncludeNone:
 	default:
-		m, err := objectMeta(raw)
+		m, err := printers.ObjectMeta(raw)
 		if err != nil {
 			return metav1.TableRow{}, err
 		}

@@ -1,4 +1,4 @@
-package listwatch
+package printers
 
 import (
 	"encoding/json"
@@ -15,17 +15,53 @@ import (
 	"k8s.io/apimachinery/pkg/util/duration"
 )
 
-// printer renders rows of one resource the way kube-apiserver's table
+// Printer renders rows of one resource the way kube-apiserver's table
 // convertor for it does (pkg/printers/internalversion/printers.go, always
 // generated wide: kubectl drops the priority-1 columns unless -o wide).
-type printer struct {
-	columns []metav1.TableColumnDefinition
-	// row returns the cells and conditions of one object's raw JSON;
+type Printer struct {
+	Columns []metav1.TableColumnDefinition
+	// Row returns the cells and conditions of one object's raw JSON;
 	// now is the server time ages are measured against.
-	row func(raw []byte, now time.Time) ([]any, []metav1.TableRowCondition, error)
-	// emptyRows makes an empty Table's rows [] rather than null, as kube's
+	Row func(raw []byte, now time.Time) ([]any, []metav1.TableRowCondition, error)
+	// EmptyRows makes an empty Table's rows [] rather than null, as kube's
 	// resource printers (not its default convertor) answer.
-	emptyRows bool
+	EmptyRows bool
+}
+
+// For returns the printer of gr: kube's resource printer where one exists,
+// else the default convertor.
+func For(gr schema.GroupResource) Printer {
+	if p, ok := printers[gr]; ok {
+		return p
+	}
+	return defaultPrinter
+}
+
+// defaultPrinter is kube-apiserver's default table convertor
+// (pkg/registry/rest/table.go): Name and Created At.
+var defaultPrinter = Printer{
+	Columns: []metav1.TableColumnDefinition{
+		{Name: "Name", Type: "string", Format: "name", Description: nameDescription},
+		{Name: "Created At", Type: "date", Description: createdDescription},
+	},
+	Row: func(raw []byte, _ time.Time) ([]any, []metav1.TableRowCondition, error) {
+		m, err := ObjectMeta(raw)
+		if err != nil {
+			return nil, nil, err
+		}
+		return []any{m.Name, m.CreationTimestamp.UTC().Format(time.RFC3339)}, nil, nil
+	},
+}
+
+// ObjectMeta decodes the metadata of an object's raw JSON.
+func ObjectMeta(raw []byte) (metav1.ObjectMeta, error) {
+	var doc struct {
+		Metadata metav1.ObjectMeta `json:"metadata"`
+	}
+	if err := json.Unmarshal(raw, &doc); err != nil {
+		return metav1.ObjectMeta{}, fmt.Errorf("decode metadata: %w", err)
+	}
+	return doc.Metadata, nil
 }
 
 // Column descriptions, as kube's printers take them from the API docs.
@@ -48,8 +84,8 @@ const (
 
 // printers are the resource-specific convertors; other resources get the
 // default Name and Created At columns.
-var printers = map[schema.GroupResource]printer{
-	{Resource: "pods"}: {columns: []metav1.TableColumnDefinition{
+var printers = map[schema.GroupResource]Printer{
+	{Resource: "pods"}: {Columns: []metav1.TableColumnDefinition{
 		{Name: "Name", Type: "string", Format: "name", Description: nameDescription},
 		{Name: "Ready", Type: "string", Description: "The aggregate readiness state of this pod for accepting traffic."},
 		{Name: "Status", Type: "string", Description: "The aggregate status of the containers in this pod."},
@@ -59,8 +95,8 @@ var printers = map[schema.GroupResource]printer{
 		{Name: "Node", Type: "string", Priority: 1, Description: corev1.PodSpec{}.SwaggerDoc()["nodeName"]},
 		{Name: "Nominated Node", Type: "string", Priority: 1, Description: corev1.PodStatus{}.SwaggerDoc()["nominatedNodeName"]},
 		{Name: "Readiness Gates", Type: "string", Priority: 1, Description: corev1.PodSpec{}.SwaggerDoc()["readinessGates"]},
-	}, row: podRow, emptyRows: true},
-	{Resource: "nodes"}: {columns: []metav1.TableColumnDefinition{
+	}, Row: podRow, EmptyRows: true},
+	{Resource: "nodes"}: {Columns: []metav1.TableColumnDefinition{
 		{Name: "Name", Type: "string", Format: "name", Description: nameDescription},
 		{Name: "Status", Type: "string", Description: "The status of the node"},
 		{Name: "Roles", Type: "string", Description: "The roles of the node"},
@@ -71,28 +107,28 @@ var printers = map[schema.GroupResource]printer{
 		{Name: "OS-Image", Type: "string", Priority: 1, Description: corev1.NodeSystemInfo{}.SwaggerDoc()["osImage"]},
 		{Name: "Kernel-Version", Type: "string", Priority: 1, Description: corev1.NodeSystemInfo{}.SwaggerDoc()["kernelVersion"]},
 		{Name: "Container-Runtime", Type: "string", Priority: 1, Description: corev1.NodeSystemInfo{}.SwaggerDoc()["containerRuntimeVersion"]},
-	}, row: nodeRow, emptyRows: true},
-	{Resource: "namespaces"}: {columns: []metav1.TableColumnDefinition{
+	}, Row: nodeRow, EmptyRows: true},
+	{Resource: "namespaces"}: {Columns: []metav1.TableColumnDefinition{
 		{Name: "Name", Type: "string", Format: "name", Description: nameDescription},
 		{Name: "Status", Type: "string", Description: "The status of the namespace"},
 		{Name: "Age", Type: "string", Description: createdDescription},
-	}, row: namespaceRow, emptyRows: true},
-	{Resource: "secrets"}: {columns: []metav1.TableColumnDefinition{
+	}, Row: namespaceRow, EmptyRows: true},
+	{Resource: "secrets"}: {Columns: []metav1.TableColumnDefinition{
 		{Name: "Name", Type: "string", Format: "name", Description: nameDescription},
 		{Name: "Type", Type: "string", Description: corev1.Secret{}.SwaggerDoc()["type"]},
 		{Name: "Data", Type: "string", Description: corev1.Secret{}.SwaggerDoc()["data"]},
 		{Name: "Age", Type: "string", Description: createdDescription},
-	}, row: secretRow, emptyRows: true},
-	{Group: coordinationv1.GroupName, Resource: "leases"}: {columns: []metav1.TableColumnDefinition{
+	}, Row: secretRow, EmptyRows: true},
+	{Group: coordinationv1.GroupName, Resource: "leases"}: {Columns: []metav1.TableColumnDefinition{
 		{Name: "Name", Type: "string", Format: "name", Description: nameDescription},
 		{Name: "Holder", Type: "string", Description: coordinationv1.LeaseSpec{}.SwaggerDoc()["holderIdentity"]},
 		{Name: "Age", Type: "string", Description: createdDescription},
-	}, row: leaseRow, emptyRows: true},
-	{Resource: "configmaps"}: {columns: []metav1.TableColumnDefinition{
+	}, Row: leaseRow, EmptyRows: true},
+	{Resource: "configmaps"}: {Columns: []metav1.TableColumnDefinition{
 		{Name: "Name", Type: "string", Format: "name", Description: nameDescription},
 		{Name: "Data", Type: "string", Description: corev1.ConfigMap{}.SwaggerDoc()["data"]},
 		{Name: "Age", Type: "string", Description: createdDescription},
-	}, row: configMapRow, emptyRows: true},
+	}, Row: configMapRow, EmptyRows: true},
 }
 
 // Row conditions of finished pods.
