@@ -57,8 +57,8 @@ type Object struct {
 	// Labels are metadata.labels.
 	Labels labels.Set
 	// Fields holds every field a field selector may name for this kind:
-	// metadata.name and metadata.namespace always, plus the pod and node
-	// fields kube-apiserver supports.
+	// metadata.name and metadata.namespace always, plus the kind's own
+	// fields as the kinds table defines them.
 	Fields fields.Set
 
 	// enc caches other encodings of Raw (see Encoded); nil for objects

@@ -4,8 +4,11 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/apiserver-lite/apiserver-lite/pkg/versioncache/kinds"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/sets"
 )
 
 func TestNewObjectFields(t *testing.T) {
@@ -170,9 +173,9 @@ func TestNewObjectErrors(t *testing.T) {
 		{"rv as json number", `{"metadata":{"name":"a","resourceVersion":5}}`, "decode object"},
 		{"keys are case-sensitive", `{"Metadata":{"Name":"a","ResourceVersion":"1"}}`, "missing metadata.name"},
 		{"label value not a string", `{"metadata":{"name":"a","resourceVersion":"1","labels":{"x":1}}}`, "decode object"},
-		{"pod nodeName not a string", `{"apiVersion":"v1","kind":"Pod","metadata":{"name":"a","resourceVersion":"1"},"spec":{"nodeName":1}}`, "decode Pod"},
-		{"pod status not an object", `{"apiVersion":"v1","kind":"Pod","metadata":{"name":"a","resourceVersion":"1"},"status":[]}`, "decode Pod"},
-		{"node unschedulable not a bool", `{"apiVersion":"v1","kind":"Node","metadata":{"name":"a","resourceVersion":"1"},"spec":{"unschedulable":"yes"}}`, "decode Node"},
+		{"pod nodeName not a string", `{"apiVersion":"v1","kind":"Pod","metadata":{"name":"a","resourceVersion":"1"},"spec":{"nodeName":1}}`, "fields of Pod"},
+		{"pod status not an object", `{"apiVersion":"v1","kind":"Pod","metadata":{"name":"a","resourceVersion":"1"},"status":[]}`, "fields of Pod"},
+		{"node unschedulable not a bool", `{"apiVersion":"v1","kind":"Node","metadata":{"name":"a","resourceVersion":"1"},"spec":{"unschedulable":"yes"}}`, "fields of Node"},
 		{"trailing data", `{"metadata":{"name":"a","resourceVersion":"1"}} x`, "decode object"},
 	}
 	for _, tt := range tests {
@@ -271,5 +274,35 @@ func TestWithRVRoundTrip(t *testing.T) {
 	}
 	if back.Fields.String() != o.Fields.String() || back.Labels.String() != o.Labels.String() {
 		t.Errorf("got fields %v labels %v, want %v %v", back.Fields, back.Labels, o.Fields, o.Labels)
+	}
+}
+
+// Adding a kind is one table entry: an object of that kind then carries
+// the entry's fields.
+func TestNewObjectWithInjectedTable(t *testing.T) {
+	gk := schema.GroupKind{Group: "example.com", Kind: "Widget"}
+	table := kinds.Table{gk: {
+		Labels: sets.New(kinds.FieldName, "spec.color"),
+		Extract: func(raw []byte, fs fields.Set) error {
+			fs["spec.color"] = "red"
+			return nil
+		},
+		ExtraFields: 1,
+	}}
+	raw := `{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"w","resourceVersion":"3"}}`
+	o, err := newObject(table, []byte(raw))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := fields.Set{"metadata.name": "w", "metadata.namespace": "", "spec.color": "red"}
+	if o.Fields.String() != want.String() {
+		t.Errorf("got fields %v, want %v", o.Fields, want)
+	}
+	o, err = NewObject([]byte(raw))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := o.Fields["spec.color"]; ok {
+		t.Errorf("got spec.color from the builtin table, want only metadata fields")
 	}
 }
