@@ -62,11 +62,11 @@ func run(ctx context.Context, args []string) error {
 	}
 	store, err := metastore.Open(ctx, filepath.Join(cfg.DataDir, dbFile))
 	if err != nil {
-		return fmt.Errorf("open metastore: %w", err)
+		return err // says "open metastore"
 	}
 	err = serve(ctx, cfg, res, store, log)
 	if cerr := store.Close(); cerr != nil {
-		err = errors.Join(err, fmt.Errorf("close metastore: %w", cerr))
+		err = errors.Join(err, cerr) // says "close metastore"
 	}
 	log.Info("stopped", "err", err)
 	return err

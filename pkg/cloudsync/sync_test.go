@@ -120,7 +120,7 @@ func mustWaitWatermark(t *testing.T, e *env, want uint64) {
 	t.Helper()
 	deadline := time.Now().Add(waitTimeout)
 	for time.Now().Before(deadline) {
-		wm, err := e.store.Watermark(context.Background(), e.res.Key())
+		_, wm, err := e.store.Load(context.Background(), e.res.Key())
 		if err != nil {
 			t.Fatalf("watermark: %v", err)
 		}
@@ -129,7 +129,7 @@ func mustWaitWatermark(t *testing.T, e *env, want uint64) {
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
-	wm, _ := e.store.Watermark(context.Background(), e.res.Key())
+	_, wm, _ := e.store.Load(context.Background(), e.res.Key())
 	t.Fatalf("got watermark %d and cache RV %d, want %d", wm, e.cache.RV(), want)
 }
 
@@ -149,12 +149,12 @@ func mustStored(t *testing.T, e *env) []string {
 
 func mustCached(t *testing.T, e *env) []string {
 	t.Helper()
-	objs, _, err := e.cache.List(versioncache.Predicate{})
+	page, err := e.cache.ListPage(versioncache.PageOptions{})
 	if err != nil {
 		t.Fatalf("list cache: %v", err)
 	}
 	var out []string
-	for _, o := range objs {
+	for _, o := range page.Objects {
 		out = append(out, fmt.Sprintf("%s/%s@%d", o.Namespace, o.Name, o.RV))
 	}
 	return out

@@ -19,7 +19,7 @@ var ErrSchemaTooNew = errors.New("schema version newer than supported")
 var ErrClosed = errors.New("metastore closed")
 
 // ErrCorrupt is returned by IntegrityCheck when SQLite reports damage.
-var ErrCorrupt = errors.New("database integrity check failed")
+var ErrCorrupt = errors.New("database corrupt")
 
 // Object is one stored object of a resource.
 type Object struct {

@@ -220,9 +220,9 @@ func TestWatermark(t *testing.T) {
 		want     uint64
 	}{{"pods", 42}, {"never-synced", 0}} {
 		t.Run(tt.resource, func(t *testing.T) {
-			got, err := s.Watermark(context.Background(), tt.resource)
+			_, got, err := s.Load(context.Background(), tt.resource)
 			if err != nil || got != tt.want {
-				t.Fatalf("Watermark(%s): got %d, %v, want %d, nil", tt.resource, got, err, tt.want)
+				t.Fatalf("Load(%s): got watermark %d, %v, want %d, nil", tt.resource, got, err, tt.want)
 			}
 		})
 	}

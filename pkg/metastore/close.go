@@ -17,7 +17,7 @@ const checkpointSQL = "PRAGMA wal_checkpoint(TRUNCATE)"
 // committed batch is already durable in the WAL.
 func (s *Store) Close() error {
 	if !s.closed.CompareAndSwap(false, true) {
-		return fmt.Errorf("close metastore: %w", ErrClosed)
+		return ErrClosed
 	}
 	if err := s.release(true); err != nil {
 		return fmt.Errorf("close metastore: %w", err)

@@ -121,7 +121,7 @@ func runCrashChild(path string) error {
 	}
 	next := map[string]uint64{}
 	for _, r := range crashResources {
-		wm, err := s.Watermark(ctx, r)
+		_, wm, err := s.Load(ctx, r)
 		if err != nil {
 			return err
 		}

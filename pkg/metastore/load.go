@@ -58,18 +58,6 @@ func loadObjectsTx(ctx context.Context, tx *sql.Tx, resource string) ([]Object, 
 	return objs, nil
 }
 
-// Watermark returns resource's watermark, 0 if never synced.
-func (s *Store) Watermark(ctx context.Context, resource string) (uint64, error) {
-	if err := s.checkOpen(); err != nil {
-		return 0, fmt.Errorf("watermark %s: %w", resource, err)
-	}
-	wm, err := scanWatermark(s.reader.QueryRowContext(ctx, getWatermarkSQL, resource))
-	if err != nil {
-		return 0, fmt.Errorf("watermark %s: %w", resource, err)
-	}
-	return wm, nil
-}
-
 // scanWatermark reads a watermark row; no row means never synced (0).
 func scanWatermark(row *sql.Row) (uint64, error) {
 	var wm int64

@@ -176,7 +176,6 @@ func TestClose(t *testing.T) {
 		"Close":          s.Close,
 		"Apply":          func() error { return s.Apply(ctx, "pods", nil, 2) },
 		"Load":           func() error { _, _, err := s.Load(ctx, "pods"); return err },
-		"Watermark":      func() error { _, err := s.Watermark(ctx, "pods"); return err },
 		"Resources":      func() error { _, err := s.Resources(ctx); return err },
 		"Drop":           func() error { return s.Drop(ctx, "pods") },
 		"PutMeta":        func() error { return s.PutMeta(ctx, "k", nil) },

@@ -62,7 +62,7 @@ func BenchmarkList(b *testing.B) {
 		b.Run(tt.name, func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
-				list, _, err := c.List(tt.p)
+				list, _, err := listAll(c, tt.p)
 				if err != nil || len(list) != tt.want {
 					b.Fatalf("got %d objects, %v; want %d", len(list), err, tt.want)
 				}

@@ -25,7 +25,7 @@ func TestNotReady(t *testing.T) {
 	}
 	checks := map[string]error{}
 	_, _, checks["Get"] = c.Get("ns", "a")
-	_, _, checks["List"] = c.List(Predicate{})
+	_, _, checks["List"] = listAll(c, Predicate{})
 	_, checks["Watch"] = c.Watch(0, true, Predicate{})
 	checks["Apply"] = c.Apply([]Event{ev(watch.Added, MustPod(t, "ns", "a", 1, ""))}, 1)
 	for name, err := range checks {
@@ -87,7 +87,7 @@ func TestReplaceGetList(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			list, rv, err := c.List(tt.p)
+			list, rv, err := listAll(c, tt.p)
 			if err != nil {
 				t.Fatalf("List: %v", err)
 			}
@@ -107,9 +107,9 @@ func TestReplaceGetList(t *testing.T) {
 
 func TestListDoesNotAlias(t *testing.T) {
 	c := MustReadyCache(t, 10, []*Object{MustPod(t, "a", "x", 1, ""), MustPod(t, "a", "y", 2, "")}, 2)
-	list, _, _ := c.List(Predicate{})
+	list, _, _ := listAll(c, Predicate{})
 	list[0] = nil
-	again, _, _ := c.List(Predicate{})
+	again, _, _ := listAll(c, Predicate{})
 	if again[0] == nil || again[0].Name != "x" {
 		t.Errorf("got %v after editing a returned list, want x first", again[0])
 	}

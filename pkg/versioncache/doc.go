@@ -11,9 +11,9 @@
 // share an RV; across batches RVs strictly increase), and may
 // advance the RV past the last event (a cloud bookmark), which watchers see
 // as a progress marker: an Event of type watch.Bookmark with a nil Object.
-// Get and List read the state at the cache RV, which List returns as the
-// snapshot RV. ListPage also reads the state at an older RV, as far back as
-// a watch could start: it rolls the current state back through the ring's
+// Get and ListPage read the state at the cache RV, which ListPage returns
+// as the snapshot RV. ListPage also reads the state at an older RV, as far
+// back as a watch could start: it rolls the current state back through the ring's
 // events (each keeps the object's previous state), so no snapshot is kept.
 // Objects are ordered by kube-apiserver's storage key, "<namespace>/<name>"
 // compared byte-wise.

@@ -158,3 +158,9 @@ func isTooOld(err error) (*TooOldError, bool) {
 	var too *TooOldError
 	return too, errors.As(err, &too)
 }
+
+// listAll lists every object matching p at the cache RV, in one page.
+func listAll(c *Cache, p Predicate) ([]*Object, uint64, error) {
+	pg, err := c.ListPage(PageOptions{Predicate: p})
+	return pg.Objects, pg.RV, err
+}

@@ -59,7 +59,7 @@ func TestListPageKeyOrder(t *testing.T) {
 	if got := names(pg.Objects); !slices.Equal(got, want) {
 		t.Errorf("got %v, want %v", got, want)
 	}
-	list, _, _ := c.List(Predicate{Namespace: "a"})
+	list, _, _ := listAll(c, Predicate{Namespace: "a"})
 	if got := names(list); !slices.Equal(got, []string{"a/x", "a/y"}) {
 		t.Errorf("namespace a: got %v, want [a/x a/y]", got)
 	}
@@ -163,7 +163,7 @@ func TestListPageHistory(t *testing.T) {
 			}
 		}
 		MustApply(t, c, rv, events...)
-		all, _, err := c.List(Predicate{})
+		all, _, err := listAll(c, Predicate{})
 		if err != nil {
 			t.Fatal(err)
 		}

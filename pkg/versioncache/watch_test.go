@@ -33,7 +33,7 @@ func TestRingWrap(t *testing.T) {
 	if got, want := rvs(w.Initial()), []uint64{105, 106, 107}; !slices.Equal(got, want) {
 		t.Errorf("got replay %v, want %v", got, want)
 	}
-	if list, _, _ := c.List(Predicate{}); len(list) != 7 {
+	if list, _, _ := listAll(c, Predicate{}); len(list) != 7 {
 		t.Errorf("got %d objects, want 7 (eviction drops events, not state)", len(list))
 	}
 }
@@ -156,7 +156,7 @@ func TestReplayThenLive(t *testing.T) {
 		}
 	}
 	<-done
-	final, _, _ := c.List(Predicate{})
+	final, _, _ := listAll(c, Predicate{})
 	for i, s := range ws {
 		if s.from == 0 {
 			checkStateThenLive(t, i, s.w, final)
