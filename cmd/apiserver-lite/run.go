@@ -60,7 +60,10 @@ func run(ctx context.Context, args []string) error {
 	if err := os.MkdirAll(cfg.DataDir, dataDirMode); err != nil {
 		return fmt.Errorf("create data dir: %w", err)
 	}
-	store, err := metastore.Open(ctx, filepath.Join(cfg.DataDir, dbFile))
+	// A database unusable for its content is moved aside (and logged), so
+	// the daemon starts empty and relists instead of crash-looping.
+	store, _, err := metastore.OpenOrRecover(ctx, filepath.Join(cfg.DataDir, dbFile),
+		metastore.Options{EventLogSize: cfg.WatchCacheSize, Logger: log})
 	if err != nil {
 		return err // says "open metastore"
 	}

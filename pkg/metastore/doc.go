@@ -26,6 +26,10 @@
 // a separate pool of query-only connections and, thanks to WAL, run in
 // parallel with the writer without blocking it.
 //
-// The schema is versioned: Open applies any pending migrations in order and
-// refuses (ErrSchemaTooNew) a database written by a newer schema.
+// The schema is versioned: Open checks the file with PRAGMA quick_check
+// (ErrCorrupt), applies any pending migrations in order and refuses
+// (ErrSchemaTooNew) a database written by a newer schema. OpenOrRecover
+// instead moves such a file aside to "<name>.corrupt-<unix-time>" and
+// starts empty, so a damaged disk never makes the daemon crash-loop. A
+// stored row that does not decode is logged and skipped by Load.
 package metastore

@@ -26,7 +26,7 @@ func (s *Store) Load(ctx context.Context, resource string) ([]Object, uint64, er
 		if wm, err = scanWatermark(tx.QueryRowContext(ctx, getWatermarkSQL, resource)); err != nil {
 			return err
 		}
-		objs, err = loadObjectsTx(ctx, tx, resource)
+		objs, err = s.loadObjectsTx(ctx, tx, resource)
 		return err
 	})
 	if err != nil {
@@ -35,8 +35,10 @@ func (s *Store) Load(ctx context.Context, resource string) ([]Object, uint64, er
 	return objs, wm, nil
 }
 
-// loadObjectsTx reads resource's objects in (namespace, name) order.
-func loadObjectsTx(ctx context.Context, tx *sql.Tx, resource string) ([]Object, error) {
+// loadObjectsTx reads resource's objects in (namespace, name) order. A row
+// that does not decode is logged and skipped: one damaged row must not
+// keep the rest from being served.
+func (s *Store) loadObjectsTx(ctx context.Context, tx *sql.Tx, resource string) ([]Object, error) {
 	rows, err := tx.QueryContext(ctx, loadObjectsSQL, resource)
 	if err != nil {
 		return nil, fmt.Errorf("query objects: %w", err)
@@ -47,7 +49,8 @@ func loadObjectsTx(ctx context.Context, tx *sql.Tx, resource string) ([]Object, 
 		var o Object
 		var rv int64
 		if err := rows.Scan(&o.Namespace, &o.Name, &rv, &o.Raw); err != nil {
-			return nil, fmt.Errorf("scan object: %w", err)
+			s.log.Error("skipping undecodable stored object", "resource", resource, "err", err)
+			continue
 		}
 		o.RV = uint64(rv) // the schema CHECKs rv >= 0
 		objs = append(objs, o)

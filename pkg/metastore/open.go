@@ -26,9 +26,17 @@ var sideFileSuffixes = []string{"-wal", "-shm", "-journal"}
 const walMode = "wal"
 
 // Open opens (creating if needed) the database file at path with mode 0600,
-// in WAL mode, and migrates its schema.
+// in WAL mode, with default Options. It checks the file with PRAGMA
+// quick_check (ErrCorrupt) and its schema version (ErrSchemaTooNew), then
+// migrates the schema. A damaged or foreign file is left untouched; see
+// OpenOrRecover to move it aside instead.
 func Open(ctx context.Context, path string) (*Store, error) {
-	s, err := open(ctx, path)
+	return openWith(ctx, path, Options{})
+}
+
+// openWith is Open with opts.
+func openWith(ctx context.Context, path string, opts Options) (*Store, error) {
+	s, err := open(ctx, path, opts.withDefaults())
 	if err != nil {
 		return nil, fmt.Errorf("open metastore: %w", err)
 	}
@@ -36,7 +44,7 @@ func Open(ctx context.Context, path string) (*Store, error) {
 }
 
 // open does the work of Open; on error it releases everything it opened.
-func open(ctx context.Context, path string) (*Store, error) {
+func open(ctx context.Context, path string, opts Options) (*Store, error) {
 	abs, err := filepath.Abs(path)
 	if err != nil {
 		return nil, err
@@ -44,7 +52,7 @@ func open(ctx context.Context, path string) (*Store, error) {
 	if err := prepareFiles(abs); err != nil {
 		return nil, err
 	}
-	s := &Store{}
+	s := &Store{log: opts.Logger, eventLogSize: opts.EventLogSize}
 	if s.writer, err = openPool(writerDSN(abs), writerMaxConns); err != nil {
 		return nil, err
 	}
@@ -54,11 +62,14 @@ func open(ctx context.Context, path string) (*Store, error) {
 	return s, nil
 }
 
-// init checks the journal mode, migrates the schema, opens the reader pool
-// and prepares the hot-path statements.
+// init checks the journal mode and the file's integrity, migrates the
+// schema, opens the reader pool and prepares the hot-path statements.
 func (s *Store) init(ctx context.Context, path string) error {
 	if err := checkJournalMode(ctx, s); err != nil {
-		return err
+		return classify(err)
+	}
+	if err := check(ctx, s.writer, quickCheckSQL); err != nil {
+		return fmt.Errorf("quick check: %w", err)
 	}
 	if err := migrate(ctx, s.writer); err != nil {
 		return fmt.Errorf("migrate: %w", err)

@@ -197,19 +197,45 @@ func TestIntegrityCheck(t *testing.T) {
 	if err := s.IntegrityCheck(context.Background()); err != nil {
 		t.Fatalf("IntegrityCheck on a sound database: got error %v, want nil", err)
 	}
-	const objects = 2000 // enough rows to fill many pages of the objects table
+	mustFillPages(t, s)
+	MustClose(t, s)
+	// Damage the file under an open store: its readers have not cached
+	// the objects' pages, so the check reads the damaged ones.
+	s = MustOpen(t, path)
+	corruptLastPage(t, path)
+	if err := s.IntegrityCheck(context.Background()); !errors.Is(err, ErrCorrupt) {
+		t.Fatalf("IntegrityCheck on a damaged database: got error %v, want %v", err, ErrCorrupt)
+	}
+}
+
+// Open runs quick_check and refuses a damaged file, leaving it in place.
+func TestOpenRejectsCorruptFile(t *testing.T) {
+	path := testDBPath(t)
+	s := MustOpen(t, path)
+	mustFillPages(t, s)
+	MustClose(t, s)
+	corruptLastPage(t, path)
+	s, err := Open(context.Background(), path)
+	if !errors.Is(err, ErrCorrupt) {
+		if s != nil {
+			s.Close()
+		}
+		t.Fatalf("Open of a damaged database: got error %v, want %v", err, ErrCorrupt)
+	}
+	if !exists(path) {
+		t.Fatalf("Open moved %s away, want it left in place", path)
+	}
+}
+
+// mustFillPages stores enough rows to fill many pages of the objects table.
+func mustFillPages(t *testing.T, s *Store) {
+	t.Helper()
+	const objects = 2000
 	batch := make([]Op, 0, objects)
 	for i := range objects {
 		batch = append(batch, upsert(obj("ns", fmt.Sprintf("object-with-a-long-name-%05d", i), uint64(i))))
 	}
 	MustApply(t, s, "pods", batch, objects)
-	MustClose(t, s)
-	corruptLastPage(t, path)
-
-	s = MustOpen(t, path)
-	if err := s.IntegrityCheck(context.Background()); !errors.Is(err, ErrCorrupt) {
-		t.Fatalf("IntegrityCheck on a damaged database: got error %v, want %v", err, ErrCorrupt)
-	}
 }
 
 // corruptPageSize (bytes) is SQLite's default page size.

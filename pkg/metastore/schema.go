@@ -5,6 +5,8 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+
+	"github.com/mattn/go-sqlite3"
 )
 
 // migrations lists the schema changes in order: migrations[i] moves the
@@ -63,7 +65,7 @@ func migrate(ctx context.Context, db *sql.DB) error {
 		}
 		for v := have; v < want; v++ {
 			if _, err := tx.ExecContext(ctx, migrations[v]); err != nil {
-				return fmt.Errorf("to version %d: %w", v+1, err)
+				return fmt.Errorf("to version %d: %w", v+1, foreignSchema(err))
 			}
 		}
 		if _, err := tx.ExecContext(ctx, setSchemaVersionSQL, schemaVersionRow, want); err != nil {
@@ -83,7 +85,23 @@ func schemaVersionTx(ctx context.Context, tx *sql.Tx) (int, error) {
 	case err != nil:
 		return 0, fmt.Errorf("read schema version: %w", err)
 	case v < 0:
-		return 0, fmt.Errorf("invalid schema version %d", v)
+		return 0, fmt.Errorf("%w: invalid schema version %d", ErrCorrupt, v)
 	}
 	return v, nil
+}
+
+// errForeignSchema marks a database whose tables conflict with the schema
+// its version promises: another program's SQLite file.
+var errForeignSchema = errors.New("unexpected schema")
+
+// foreignSchema marks a migration statement's SQL error (SQLITE_ERROR: a
+// table that already exists, a column that does not) as errForeignSchema.
+// Other errors, such as a full disk, are returned unchanged: they say
+// nothing about the file.
+func foreignSchema(err error) error {
+	var se sqlite3.Error
+	if errors.As(err, &se) && se.Code == sqlite3.ErrError {
+		return fmt.Errorf("%w: %w", errForeignSchema, err)
+	}
+	return err
 }

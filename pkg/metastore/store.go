@@ -4,6 +4,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"log/slog"
 	"math"
 	"sync/atomic"
 )
@@ -24,6 +25,11 @@ type Store struct {
 	// closed flips to true exactly once, in Close; every method checks it
 	// before touching the pools.
 	closed atomic.Bool
+	// log receives lines about skipped rows. Immutable.
+	log *slog.Logger
+	// eventLogSize is how many events the log keeps per resource, > 0.
+	// Immutable.
+	eventLogSize int
 }
 
 // stmts are the statements Apply runs for every batch.
