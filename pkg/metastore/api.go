@@ -18,6 +18,24 @@ var ErrSchemaTooNew = errors.New("schema version newer than supported")
 // second Close.
 var ErrClosed = errors.New("metastore closed")
 
+// ErrWrite is wrapped by every error of a write (Apply, Drop, PutMeta)
+// that the storage refused: an I/O error, a read-only file system, or a
+// full disk (then ErrStorageFull, which wraps ErrWrite). Nothing of the
+// write is stored and the Store stays usable: reads serve the last
+// committed state, and the write may be retried once storage recovers.
+var ErrWrite = errors.New("storage write failed")
+
+// ErrStorageFull is wrapped by the error of a write refused because the
+// disk (or the database's size limit) is full. errors.Is(err, ErrWrite)
+// holds for it too.
+var ErrStorageFull error = storageFullError{}
+
+// storageFullError is ErrStorageFull: a kind of ErrWrite.
+type storageFullError struct{}
+
+func (storageFullError) Error() string        { return "storage full" }
+func (storageFullError) Is(target error) bool { return target == ErrWrite }
+
 // ErrCorrupt is returned by IntegrityCheck when SQLite reports damage.
 var ErrCorrupt = errors.New("database corrupt")
 

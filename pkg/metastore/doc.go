@@ -21,6 +21,11 @@
 //   - Load reads objects and watermark in one read transaction, so the pair
 //     is a consistent snapshot even while Apply runs.
 //
+// Storage failures: a write the storage refuses (a full disk, an I/O
+// error) fails with an error wrapping ErrWrite, ErrStorageFull for a full
+// disk, rolls back whole, and leaves the Store usable: reads keep serving
+// the last committed state and a later write succeeds once space returns.
+//
 // Concurrency: all writes go through one SQLite connection, which serializes
 // them inside the process and avoids SQLITE_BUSY between writers. Reads use
 // a separate pool of query-only connections and, thanks to WAL, run in

@@ -19,7 +19,7 @@ func (s *Store) PutMeta(ctx context.Context, key string, value []byte) error {
 		return fmt.Errorf("put meta %s: %w", key, err)
 	}
 	if _, err := s.writer.ExecContext(ctx, putMetaSQL, key, value); err != nil {
-		return fmt.Errorf("put meta %s: %w", key, err)
+		return fmt.Errorf("put meta %s: %w", key, classifyWrite(err))
 	}
 	return nil
 }

@@ -5,14 +5,34 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+
+	"github.com/mattn/go-sqlite3"
 )
 
 // inWriteTx runs fn in a transaction on the single writer connection and
 // commits if fn returns nil. The writer begins transactions IMMEDIATE, so
 // the write lock is taken up front and never upgraded mid-transaction. On
-// any error the transaction is rolled back and nothing of it is visible.
+// any error the transaction is rolled back and nothing of it is visible;
+// storage failures are marked with ErrWrite or ErrStorageFull.
 func (s *Store) inWriteTx(ctx context.Context, fn func(*sql.Tx) error) error {
-	return inTx(ctx, s.writer, fn, true)
+	return classifyWrite(inTx(ctx, s.writer, fn, true))
+}
+
+// classifyWrite marks SQLite's storage errors: SQLITE_FULL as
+// ErrStorageFull, SQLITE_IOERR and SQLITE_READONLY as ErrWrite. Other
+// errors are returned unchanged.
+func classifyWrite(err error) error {
+	var se sqlite3.Error
+	if err == nil || !errors.As(err, &se) {
+		return err
+	}
+	switch se.Code {
+	case sqlite3.ErrFull:
+		return fmt.Errorf("%w: %w", ErrStorageFull, err)
+	case sqlite3.ErrIoErr, sqlite3.ErrReadonly:
+		return fmt.Errorf("%w: %w", ErrWrite, err)
+	}
+	return err
 }
 
 // inReadTx runs fn in a read transaction on the reader pool. Every query in
