@@ -19,7 +19,7 @@ func loadCaches(ctx context.Context, store *metastore.Store, res []cloudsync.Res
 	caches := make([]*versioncache.Cache, 0, len(res))
 	for _, r := range res {
 		c := versioncache.New(r.GVR, size)
-		if err := loadCache(ctx, store, r, c); err != nil {
+		if err := loadCache(ctx, store, r, c, log); err != nil {
 			return nil, fmt.Errorf("load %s: %w", r.Key(), err)
 		}
 		log.Info("loaded resource", "resource", r.Key(), "ready", c.Ready(), "rv", c.RV())
@@ -28,7 +28,7 @@ func loadCaches(ctx context.Context, store *metastore.Store, res []cloudsync.Res
 	return caches, nil
 }
 
-func loadCache(ctx context.Context, store *metastore.Store, r cloudsync.Resource, c *versioncache.Cache) error {
+func loadCache(ctx context.Context, store *metastore.Store, r cloudsync.Resource, c *versioncache.Cache, log *slog.Logger) error {
 	raw, err := store.GetMeta(ctx, r.InfoKey())
 	switch {
 	case errors.Is(err, metastore.ErrNotFound):
@@ -41,15 +41,11 @@ func loadCache(ctx context.Context, store *metastore.Store, r cloudsync.Resource
 		return fmt.Errorf("decode info: %w", err)
 	}
 	c.SetInfo(info)
-	stored, wm, err := store.Load(ctx, r.Key())
-	if err != nil || wm == 0 {
-		return err
-	}
-	objs, err := cloudsync.LoadObjects(stored)
+	snap, err := store.LoadSnapshot(ctx, r.Key())
 	if err != nil {
 		return err
 	}
-	c.Replace(objs, wm)
+	cloudsync.RestoreCache(c, snap, log.With("resource", r.Key()))
 	return nil
 }
 

@@ -53,3 +53,38 @@ type Op struct {
 	Delete bool
 	Object Object
 }
+
+// EventType is the type of a logged event. Its values are those of
+// k8s.io/apimachinery/pkg/watch.EventType.
+type EventType string
+
+// Logged event types.
+const (
+	Added    EventType = "ADDED"
+	Modified EventType = "MODIFIED"
+	Deleted  EventType = "DELETED"
+)
+
+// Event is one logged change of a resource, as Apply recorded it.
+type Event struct {
+	Type EventType
+	// Object is the new state; for Deleted, the last state carrying the
+	// delete's RV (the Op's Object).
+	Object Object
+	// Prev is the raw encoding of the object's state before the event; nil
+	// when there was none.
+	Prev []byte
+}
+
+// Snapshot is a resource's stored state, read in one transaction.
+type Snapshot struct {
+	// Objects are ordered by namespace and name.
+	Objects []Object
+	// Watermark is the RV the objects are the state at; 0 if never synced.
+	Watermark uint64
+	// Events are the logged events, oldest first: every change with an
+	// RV above LogFloor up to Watermark, and none at or below LogFloor.
+	Events []Event
+	// LogFloor is the oldest RV a watch can resume from with Events.
+	LogFloor uint64
+}

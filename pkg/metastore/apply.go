@@ -8,7 +8,16 @@ import (
 )
 
 // Apply atomically applies ops to resource and sets its watermark, in one
-// transaction.
+// transaction, and appends the events the ops make to the resource's event
+// log (see LoadSnapshot), trimmed to the newest Options.EventLogSize.
+//
+// Each op is logged as one event: an upsert of an object not stored as
+// ADDED, else MODIFIED, a delete as DELETED carrying the op's Object (its
+// last state with the delete's RV). The log continues only while every op
+// carries its encoding and an RV above the stored watermark, up to
+// watermark, in order: the events a local watch cache publishes. Any other
+// batch (a first sync, a relist replacing the state) restarts the log at
+// watermark, as the cache then restarts its ring.
 //
 // Ops run in order, so a later op on the same object wins. Deleting an
 // object that is not stored is not an error. A watermark lower than the
@@ -41,41 +50,84 @@ func (s *Store) apply(ctx context.Context, resource string, ops []Op, watermark 
 		if watermark < stored {
 			return fmt.Errorf("%w: got %d, stored %d", ErrWatermarkRegression, watermark, stored)
 		}
-		if err := s.applyOpsTx(ctx, tx, resource, ops); err != nil {
+		logged := loggable(ops, stored, watermark)
+		floor, err := s.startLogTx(ctx, tx, resource, logged, watermark)
+		if err != nil {
 			return err
 		}
-		if _, err := tx.StmtContext(ctx, s.stmts.setWatermark).ExecContext(ctx, resource, wm); err != nil {
+		if err := s.applyOpsTx(ctx, tx, resource, ops, logged); err != nil {
+			return err
+		}
+		if logged {
+			if floor, err = s.trimTx(ctx, tx, resource, floor); err != nil {
+				return err
+			}
+		}
+		if _, err := tx.StmtContext(ctx, s.stmts.setWatermark).ExecContext(ctx, resource, wm, int64(floor)); err != nil {
 			return fmt.Errorf("set watermark: %w", err)
 		}
 		return nil
 	})
 }
 
-// applyOpsTx runs ops in order inside tx.
-func (s *Store) applyOpsTx(ctx context.Context, tx *sql.Tx, resource string, ops []Op) error {
-	if len(ops) == 0 {
-		return nil
+// startLogTx returns the log floor a batch starts from: the stored one if
+// the batch continues the log, else watermark, after emptying the log.
+func (s *Store) startLogTx(ctx context.Context, tx *sql.Tx, resource string, logged bool, watermark uint64) (uint64, error) {
+	if !logged {
+		if _, err := tx.ExecContext(ctx, clearEventsSQL, resource); err != nil {
+			return 0, fmt.Errorf("clear events: %w", err)
+		}
+		return watermark, nil
 	}
-	upsert := tx.StmtContext(ctx, s.stmts.upsertObject)
-	del := tx.StmtContext(ctx, s.stmts.deleteObject)
+	var floor int64
+	if err := tx.QueryRowContext(ctx, getFloorSQL, resource).Scan(&floor); err != nil {
+		return 0, fmt.Errorf("read log floor: %w", err)
+	}
+	return uint64(floor), nil // the schema CHECKs log_floor >= 0
+}
+
+// applyOpsTx runs ops in order inside tx, logging each when logged is set.
+func (s *Store) applyOpsTx(ctx context.Context, tx *sql.Tx, resource string, ops []Op, logged bool) error {
 	for i, op := range ops {
 		o := op.Object
 		if o.Name == "" {
 			return fmt.Errorf("op %d: empty object name", i)
 		}
-		if op.Delete {
-			if _, err := del.ExecContext(ctx, resource, o.Namespace, o.Name); err != nil {
-				return fmt.Errorf("delete %s/%s: %w", o.Namespace, o.Name, err)
+		var prev []byte
+		var found bool
+		if logged {
+			var err error
+			if prev, found, err = s.prevTx(ctx, tx, resource, &o); err != nil {
+				return fmt.Errorf("read %s/%s: %w", o.Namespace, o.Name, err)
 			}
-			continue
 		}
-		rv, err := toInt64(o.RV)
-		if err != nil {
-			return fmt.Errorf("upsert %s/%s: rv: %w", o.Namespace, o.Name, err)
+		if err := s.applyOpTx(ctx, tx, resource, op); err != nil {
+			return err
 		}
-		if _, err := upsert.ExecContext(ctx, resource, o.Namespace, o.Name, rv, o.Raw); err != nil {
-			return fmt.Errorf("upsert %s/%s: %w", o.Namespace, o.Name, err)
+		if logged {
+			if err := s.logEventTx(ctx, tx, resource, op, prev, found); err != nil {
+				return fmt.Errorf("log %s/%s: %w", o.Namespace, o.Name, err)
+			}
 		}
+	}
+	return nil
+}
+
+// applyOpTx runs one op inside tx.
+func (s *Store) applyOpTx(ctx context.Context, tx *sql.Tx, resource string, op Op) error {
+	o := op.Object
+	if op.Delete {
+		if _, err := tx.StmtContext(ctx, s.stmts.deleteObject).ExecContext(ctx, resource, o.Namespace, o.Name); err != nil {
+			return fmt.Errorf("delete %s/%s: %w", o.Namespace, o.Name, err)
+		}
+		return nil
+	}
+	rv, err := toInt64(o.RV)
+	if err != nil {
+		return fmt.Errorf("upsert %s/%s: rv: %w", o.Namespace, o.Name, err)
+	}
+	if _, err := tx.StmtContext(ctx, s.stmts.upsertObject).ExecContext(ctx, resource, o.Namespace, o.Name, rv, o.Raw); err != nil {
+		return fmt.Errorf("upsert %s/%s: %w", o.Namespace, o.Name, err)
 	}
 	return nil
 }

@@ -1,7 +1,8 @@
 // Package metastore is the durable state of apiserver-lite: every object the
 // node has synced from the cloud, keyed by (resource, namespace, name) and
-// stored with its unchanged cloud resourceVersion, plus one watermark per
-// resource and a small key/value table for discovery and version metadata.
+// stored with its unchanged cloud resourceVersion, plus one watermark and
+// one bounded event log per resource and a small key/value table for
+// discovery and version metadata.
 //
 // Storage is a single SQLite file in WAL mode with synchronous=FULL, so a
 // batch returned by Apply without error has been fsynced and survives a
@@ -19,7 +20,15 @@
 //   - A batch is all or nothing: on any error the transaction rolls back and
 //     no reader ever sees part of it.
 //   - Load reads objects and watermark in one read transaction, so the pair
-//     is a consistent snapshot even while Apply runs.
+//     is a consistent snapshot even while Apply runs; LoadSnapshot adds the
+//     event log.
+//   - The event log of a resource holds every event with an RV above its
+//     floor up to its watermark, in commit order, and at most
+//     Options.EventLogSize of them: Apply appends a batch's events in the
+//     batch's transaction, trims the oldest and raises the floor past them,
+//     and restarts the log at the watermark when a batch does not continue
+//     it. So a local watch cache restored from it after a restart serves
+//     the same watches with the same events as before.
 //
 // Storage failures: a write the storage refuses (a full disk, an I/O
 // error) fails with an error wrapping ErrWrite, ErrStorageFull for a full

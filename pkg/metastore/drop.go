@@ -11,7 +11,8 @@ const (
 	dropSyncStateSQL = `DELETE FROM sync_state WHERE resource = ?`
 )
 
-// Drop removes a resource's objects and sync state in one transaction.
+// Drop removes a resource's objects, event log and sync state in one
+// transaction.
 // Afterwards the resource reads as never synced (watermark 0), so it is the
 // only way a watermark goes back.
 func (s *Store) Drop(ctx context.Context, resource string) error {
@@ -21,6 +22,9 @@ func (s *Store) Drop(ctx context.Context, resource string) error {
 	err := s.inWriteTx(ctx, func(tx *sql.Tx) error {
 		if _, err := tx.ExecContext(ctx, dropObjectsSQL, resource); err != nil {
 			return fmt.Errorf("delete objects: %w", err)
+		}
+		if _, err := tx.ExecContext(ctx, clearEventsSQL, resource); err != nil {
+			return fmt.Errorf("delete events: %w", err)
 		}
 		if _, err := tx.ExecContext(ctx, dropSyncStateSQL, resource); err != nil {
 			return fmt.Errorf("delete sync state: %w", err)

@@ -35,6 +35,31 @@ func (s *Store) Load(ctx context.Context, resource string) ([]Object, uint64, er
 	return objs, wm, nil
 }
 
+// LoadSnapshot returns resource's objects, watermark and event log, read
+// in one transaction: a local watch cache restored from it serves watches
+// from any RV from LogFloor on with exactly the events it missed.
+func (s *Store) LoadSnapshot(ctx context.Context, resource string) (Snapshot, error) {
+	if err := s.checkOpen(); err != nil {
+		return Snapshot{}, fmt.Errorf("load %s: %w", resource, err)
+	}
+	var snap Snapshot
+	err := s.inReadTx(ctx, func(tx *sql.Tx) error {
+		var err error
+		if snap.Watermark, err = scanWatermark(tx.QueryRowContext(ctx, getWatermarkSQL, resource)); err != nil {
+			return err
+		}
+		if snap.Objects, err = s.loadObjectsTx(ctx, tx, resource); err != nil {
+			return err
+		}
+		snap.Events, snap.LogFloor, err = s.loadEventsTx(ctx, tx, resource, snap.Watermark)
+		return err
+	})
+	if err != nil {
+		return Snapshot{}, fmt.Errorf("load %s: %w", resource, err)
+	}
+	return snap, nil
+}
+
 // loadObjectsTx reads resource's objects in (namespace, name) order. A row
 // that does not decode is logged and skipped: one damaged row must not
 // keep the rest from being served.

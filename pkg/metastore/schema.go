@@ -30,6 +30,22 @@ CREATE TABLE meta (
 	key   TEXT PRIMARY KEY,
 	value BLOB
 );`,
+	// 2: the event log. log_floor is the RV above which a resource's log
+	// holds every event up to its watermark; a database from version 1
+	// has no log, so its floor is its watermark.
+	`ALTER TABLE sync_state ADD COLUMN log_floor INTEGER NOT NULL DEFAULT 0 CHECK (log_floor >= 0);
+UPDATE sync_state SET log_floor = watermark;
+CREATE TABLE events (
+	id        INTEGER PRIMARY KEY,
+	resource  TEXT    NOT NULL,
+	type      TEXT    NOT NULL CHECK (type IN ('ADDED', 'MODIFIED', 'DELETED')),
+	rv        INTEGER NOT NULL CHECK (rv >= 0),
+	namespace TEXT    NOT NULL,
+	name      TEXT    NOT NULL,
+	raw       BLOB,
+	prev      BLOB
+);
+CREATE INDEX events_by_resource ON events (resource, id);`,
 }
 
 // schemaVersionRow is the id of the single row of schema_version.

@@ -37,7 +37,9 @@ type stmts struct {
 	upsertObject *sql.Stmt // args: resource, namespace, name, rv, raw
 	deleteObject *sql.Stmt // args: resource, namespace, name
 	getWatermark *sql.Stmt // args: resource; row: watermark
-	setWatermark *sql.Stmt // args: resource, watermark
+	setWatermark *sql.Stmt // args: resource, watermark, log floor
+	getPrev      *sql.Stmt // args: resource, namespace, name; row: raw
+	insertEvent  *sql.Stmt // args: resource, type, rv, namespace, name, raw, prev
 }
 
 const (
@@ -46,8 +48,8 @@ VALUES (?, ?, ?, ?, ?)
 ON CONFLICT (resource, namespace, name) DO UPDATE SET rv = excluded.rv, raw = excluded.raw`
 	deleteObjectSQL = `DELETE FROM objects WHERE resource = ? AND namespace = ? AND name = ?`
 	getWatermarkSQL = `SELECT watermark FROM sync_state WHERE resource = ?`
-	setWatermarkSQL = `INSERT INTO sync_state (resource, watermark) VALUES (?, ?)
-ON CONFLICT (resource) DO UPDATE SET watermark = excluded.watermark`
+	setWatermarkSQL = `INSERT INTO sync_state (resource, watermark, log_floor) VALUES (?, ?, ?)
+ON CONFLICT (resource) DO UPDATE SET watermark = excluded.watermark, log_floor = excluded.log_floor`
 )
 
 // errOutOfRange reports a resourceVersion or watermark that does not fit
@@ -81,6 +83,8 @@ func (s *Store) prepareStmts() error {
 		{&s.stmts.deleteObject, deleteObjectSQL},
 		{&s.stmts.getWatermark, getWatermarkSQL},
 		{&s.stmts.setWatermark, setWatermarkSQL},
+		{&s.stmts.getPrev, getPrevSQL},
+		{&s.stmts.insertEvent, insertEventSQL},
 	}
 	for _, t := range targets {
 		st, err := s.writer.Prepare(t.query)
@@ -95,7 +99,9 @@ func (s *Store) prepareStmts() error {
 // closeStmts closes every prepared statement; nil ones are skipped.
 func (s *Store) closeStmts() error {
 	var errs []error
-	for _, st := range []*sql.Stmt{s.stmts.upsertObject, s.stmts.deleteObject, s.stmts.getWatermark, s.stmts.setWatermark} {
+	all := []*sql.Stmt{s.stmts.upsertObject, s.stmts.deleteObject, s.stmts.getWatermark,
+		s.stmts.setWatermark, s.stmts.getPrev, s.stmts.insertEvent}
+	for _, st := range all {
 		if st != nil {
 			errs = append(errs, st.Close())
 		}

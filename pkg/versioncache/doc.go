@@ -5,8 +5,9 @@
 //
 // # State and resourceVersions
 //
-// A Cache starts not ready. Replace loads the whole state at an RV (from the
-// metastore at startup, or after a cloud list). Apply then adds batches of
+// A Cache starts not ready. Replace loads the whole state at an RV (after a
+// cloud list); Restore loads it with the durable event log (from the
+// metastore at startup), so watches resume across a restart. Apply then adds batches of
 // events that are already durable, in RV order (events of one batch may
 // share an RV; across batches RVs strictly increase), and may
 // advance the RV past the last event (a cloud bookmark), which watchers see
