@@ -10,6 +10,7 @@ import "sync"
 type Cache struct {
 	gvr      GVR // immutable
 	capacity int // immutable; the ring's size, > 0
+	buffer   int // immutable; each watcher's channel size, > 0
 
 	mu sync.RWMutex
 	// Guarded by mu.
@@ -54,6 +55,7 @@ func New(gvr GVR, capacity int) *Cache {
 	return &Cache{
 		gvr:      gvr,
 		capacity: capacity,
+		buffer:   min(capacity, maxWatcherBuffer),
 		state:    newState(nil),
 		ring:     newRing(capacity),
 		advanced: make(chan struct{}),

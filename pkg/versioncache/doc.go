@@ -37,12 +37,16 @@
 //
 // Each applied event is encoded at most once per event type (Event.Frame)
 // and the same bytes go to every watcher. Each watcher has a bounded
-// channel; dispatch never blocks, and a watcher whose channel is full is
-// evicted (its channel closed, Evicted true), so a slow client can neither
-// stall the sync loop nor grow memory.
+// channel, as large as the event ring (up to maxWatcherBuffer), so a burst
+// the ring can replay never evicts a healthy watcher. Dispatch never
+// blocks: a watcher whose channel is full is evicted (its channel closed,
+// Evicted true), as kube's cacher closes a watcher that falls behind, so a
+// stalled client can neither delay other watchers nor stall the sync loop
+// nor grow memory. Its client re-watches from the last RV it received.
 //
 // # Objects
 //
 // Objects are immutable once built by NewObject, which decodes only the
-// metadata and the fields a field selector may name. Raw is kept as given.
+// metadata and the fields a field selector may name, as the kinds table
+// (package kinds) defines them per kind. Raw is kept as given.
 package versioncache

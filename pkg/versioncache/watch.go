@@ -6,12 +6,16 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 )
 
-// watcherBuffer is the number of live events a watcher may have queued
-// but not yet read. It absorbs a burst such as every pod of a node
-// changing at once (kube-apiserver's default is 10 to 1000 by resource)
-// while the client is mid-write; a watcher that falls further behind is
-// evicted rather than letting memory grow or blocking Apply.
-const watcherBuffer = 100
+// maxWatcherBuffer is the most live events a watcher may have queued but
+// not yet read (kube-apiserver sizes its cacher's buffers from 10 to 1000
+// by resource). A watcher's buffer is the event ring's capacity up to this
+// bound: it absorbs a burst, such as one cloud commit of many events or a
+// relist's changes, while the client is mid-write, so a healthy watcher is
+// evicted only when it falls as far behind as a re-watch could reach. A
+// watcher that falls further behind is evicted rather than letting memory
+// grow or blocking Apply. Queued events share their objects and frames
+// with the ring, so a full buffer costs about 50 bytes per event.
+const maxWatcherBuffer = 1000
 
 // Watcher is one watch registered on a Cache.
 type Watcher struct {
@@ -57,7 +61,7 @@ func (c *Cache) Watch(fromRV uint64, sendState bool, p Predicate) (*Watcher, err
 	if !c.ready {
 		return nil, ErrNotReady
 	}
-	w := &Watcher{cache: c, match: newMatcher(p), startRV: c.rv, ch: make(chan Event, watcherBuffer)}
+	w := &Watcher{cache: c, match: newMatcher(p), startRV: c.rv, ch: make(chan Event, c.buffer)}
 	if sendState {
 		w.initial = c.stateEventsLocked(&w.match)
 	} else {
@@ -133,7 +137,8 @@ func (w *Watcher) StartRV() uint64 { return w.startRV }
 
 // Events returns the live events. The channel is closed by Stop, by Close,
 // by Replace, or by an eviction when the watcher falls more than
-// watcherBuffer events behind; Evicted tells the last case apart. Events
+// its buffer's worth of events behind (see maxWatcherBuffer); Evicted
+// tells the last case apart. Events
 // already queued can still be read after the close.
 func (w *Watcher) Events() <-chan Event { return w.ch }
 

@@ -127,7 +127,7 @@ func TestSendStateWatch(t *testing.T) {
 func TestReplayThenLive(t *testing.T) {
 	const (
 		replaceRV = 1000
-		events    = watcherBuffer - 10 // no watcher can overflow its buffer
+		events    = 90 // no watcher can overflow its buffer (maxWatcherBuffer)
 	)
 	c := MustReadyCache(t, DefaultCapacity, nil, replaceRV)
 	done := make(chan struct{})
@@ -275,9 +275,14 @@ func TestFieldAndNamespaceFilter(t *testing.T) {
 	}
 }
 
+// testBuffer (events) is the watcher buffer of the eviction tests' caches,
+// whose ring is larger.
+const testBuffer = 50
+
 func TestSlowWatcherEviction(t *testing.T) {
-	const total = 3 * watcherBuffer
+	const total = 3 * testBuffer
 	c := MustReadyCache(t, DefaultCapacity, nil, 0)
+	c.buffer = testBuffer
 	slow := MustWatch(t, c, 0, false, Predicate{})
 	fast := MustWatch(t, c, 0, false, Predicate{})
 	var got []uint64
@@ -293,8 +298,8 @@ func TestSlowWatcherEviction(t *testing.T) {
 		t.Fatalf("slow: got not evicted, want evicted")
 	}
 	queued := drain(slow)
-	if len(queued) != watcherBuffer || queued[len(queued)-1].RV != watcherBuffer {
-		t.Errorf("slow: got %d queued events, want the first %d", len(queued), watcherBuffer)
+	if len(queued) != testBuffer || queued[len(queued)-1].RV != testBuffer {
+		t.Errorf("slow: got %d queued events, want the first %d", len(queued), testBuffer)
 	}
 	if !isClosed(slow) {
 		t.Errorf("slow: got open channel, want closed")
@@ -310,18 +315,39 @@ func TestSlowWatcherEviction(t *testing.T) {
 
 func TestFullBufferDropsProgressMarkers(t *testing.T) {
 	c := MustReadyCache(t, DefaultCapacity, nil, 0)
+	c.buffer = testBuffer
 	w := MustWatch(t, c, 0, false, Predicate{})
-	applyPods(t, c, 1, watcherBuffer)
-	MustApply(t, c, watcherBuffer+5) // marker dropped, watcher kept
+	applyPods(t, c, 1, testBuffer)
+	MustApply(t, c, testBuffer+5) // marker dropped, watcher kept
 	if w.Evicted() {
 		t.Fatalf("got evicted by a progress marker, want kept")
 	}
-	applyPods(t, c, watcherBuffer+6, watcherBuffer+6)
+	applyPods(t, c, testBuffer+6, testBuffer+6)
 	if !w.Evicted() {
 		t.Errorf("got kept after an event overflowed, want evicted")
 	}
-	if got := drain(w); len(got) != watcherBuffer || got[len(got)-1].Type != watch.Added {
-		t.Errorf("got %d events, want %d object events", len(got), watcherBuffer)
+	if got := drain(w); len(got) != testBuffer || got[len(got)-1].Type != watch.Added {
+		t.Errorf("got %d events, want %d object events", len(got), testBuffer)
+	}
+}
+
+// A burst as large as a cloud commit batch or a relist's changes, arriving
+// while the client is busy writing, does not evict a healthy watcher: its
+// buffer holds as many events as the ring.
+func TestBurstDoesNotEvictWatcher(t *testing.T) {
+	const burst = 500 // above the sync's largest commit batch
+	c := MustReadyCache(t, DefaultCapacity, nil, 0)
+	w := MustWatch(t, c, 0, false, Predicate{})
+	batch := make([]Event, burst)
+	for i := range batch {
+		batch[i] = ev(watch.Added, MustPod(t, "ns", fmt.Sprintf("p%d", i), uint64(i+1), ""))
+	}
+	MustApply(t, c, burst, batch...)
+	if got := drain(w); w.Evicted() || len(got) != burst {
+		t.Errorf("got %d of %d events (evicted %v), want all, not evicted", len(got), burst, w.Evicted())
+	}
+	if small := New(podsGVR, 10); small.buffer != 10 {
+		t.Errorf("buffer of a 10-event cache: got %d, want 10 (never above the ring)", small.buffer)
 	}
 }
 
