@@ -44,6 +44,9 @@ const (
 	// crashMaxPad (bytes) bounds the padding of a raw object, so commits
 	// span several pages and a kill can land mid-write.
 	crashMaxPad = 3000
+	// crashLogSize (events) is the child's event log size: small, so the
+	// log is trimmed while the child is killed.
+	crashLogSize = 100
 	// crashReady is the line the child prints once it is about to write.
 	crashReady = "ready"
 )
@@ -51,7 +54,10 @@ const (
 // crashResources are the resources the child writes, round robin.
 var crashResources = []string{"pods", "configmaps", "nodes"}
 
-// crashBatch is the deterministic batch that moves resource to watermark wm.
+// crashBatch is the deterministic batch that moves resource to batch
+// index wm, committed at watermark crashWatermark(wm). Its ops carry RVs
+// above the previous batch's watermark, and deletes carry the object's
+// last state, as the sync's do, so every batch continues the event log.
 func crashBatch(resource string, wm uint64) []Op {
 	h := fnv.New64a()
 	h.Write([]byte(resource))
@@ -60,17 +66,20 @@ func crashBatch(resource string, wm uint64) []Op {
 	for i := range batch {
 		ns := fmt.Sprintf("ns-%d", r.IntN(crashNamespaces))
 		name := fmt.Sprintf("obj-%02d", r.IntN(crashNames))
-		if r.IntN(3) == 0 {
-			batch[i] = del(ns, name)
-			continue
-		}
 		rv := wm*crashMaxOps + uint64(i)
 		raw := fmt.Appendf(nil, `{"resource":%q,"watermark":%d,"op":%d,"pad":%q}`,
 			resource, wm, i, strings.Repeat("x", r.IntN(crashMaxPad)))
-		batch[i] = upsert(Object{Namespace: ns, Name: name, RV: rv, Raw: raw})
+		batch[i] = Op{Delete: r.IntN(3) == 0, Object: Object{Namespace: ns, Name: name, RV: rv, Raw: raw}}
 	}
 	return batch
 }
+
+// crashWatermark is the watermark batch wm is committed at: its highest
+// possible RV.
+func crashWatermark(wm uint64) uint64 { return wm*crashMaxOps + crashMaxOps - 1 }
+
+// crashBatchOf is the batch index of a stored watermark (0: none).
+func crashBatchOf(watermark uint64) uint64 { return watermark / crashMaxOps }
 
 // crashState replays batches 1..wm of resource, returning the objects in
 // (namespace, name) order.
@@ -115,7 +124,7 @@ func TestHelperProcess(t *testing.T) {
 // commit.
 func runCrashChild(path string) error {
 	ctx := context.Background()
-	s, err := Open(ctx, path)
+	s, err := openWith(ctx, path, Options{EventLogSize: crashLogSize})
 	if err != nil {
 		return err
 	}
@@ -125,13 +134,13 @@ func runCrashChild(path string) error {
 		if err != nil {
 			return err
 		}
-		next[r] = wm + 1
+		next[r] = crashBatchOf(wm) + 1
 	}
 	fmt.Println(crashReady)
 	deadline := time.Now().Add(crashChildLifetime)
 	for i := 0; time.Now().Before(deadline); i++ {
 		r := crashResources[i%len(crashResources)]
-		if err := s.Apply(ctx, r, crashBatch(r, next[r]), next[r]); err != nil {
+		if err := s.Apply(ctx, r, crashBatch(r, next[r]), crashWatermark(next[r])); err != nil {
 			return err
 		}
 		// One short write to a pipe is atomic, so the parent never reads
@@ -176,12 +185,43 @@ func checkCrashState(t *testing.T, path string, iter int, committed map[string]u
 		t.Fatalf("run %d: IntegrityCheck: got error %v, want nil", iter, err)
 	}
 	for _, r := range crashResources {
-		got, wm := MustLoad(t, s, r)
+		got, stored := MustLoad(t, s, r)
+		wm := crashBatchOf(stored)
 		if wm < committed[r] {
-			t.Fatalf("run %d: %s watermark: got %d, want >= %d (reported committed)", iter, r, wm, committed[r])
+			t.Fatalf("run %d: %s batch: got %d, want >= %d (reported committed)", iter, r, wm, committed[r])
 		}
 		if d := diffObjects(got, crashState(r, wm)); d != "" {
-			t.Fatalf("run %d: %s at watermark %d: %s", iter, r, wm, d)
+			t.Fatalf("run %d: %s at batch %d: %s", iter, r, wm, d)
+		}
+		checkCrashLog(t, s, iter, r, wm)
+	}
+}
+
+// checkCrashLog checks that resource's event log holds exactly the
+// generator's ops above its floor, in order, up to batch wm.
+func checkCrashLog(t *testing.T, s *Store, iter int, resource string, wm uint64) {
+	t.Helper()
+	snap, err := s.LoadSnapshot(context.Background(), resource)
+	if err != nil {
+		t.Fatalf("run %d: LoadSnapshot(%s): %v", iter, resource, err)
+	}
+	var want []Op
+	for k := uint64(1); k <= wm; k++ {
+		for _, op := range crashBatch(resource, k) {
+			if op.Object.RV > snap.LogFloor {
+				want = append(want, op)
+			}
+		}
+	}
+	if len(snap.Events) != len(want) || len(want) > crashLogSize || snap.LogFloor > snap.Watermark {
+		t.Fatalf("run %d: %s log: got %d events above floor %d, want %d (at most %d)",
+			iter, resource, len(snap.Events), snap.LogFloor, len(want), crashLogSize)
+	}
+	for i, e := range snap.Events {
+		w := want[i]
+		if e.Object.RV != w.Object.RV || (e.Type == Deleted) != w.Delete || !bytes.Equal(e.Object.Raw, w.Object.Raw) {
+			t.Fatalf("run %d: %s log event %d: got %s %s, want the op %s (delete %v)",
+				iter, resource, i, e.Type, describe(e.Object), describe(w.Object), w.Delete)
 		}
 	}
 }
