@@ -79,7 +79,7 @@ func serve(ctx context.Context, cfg config, res []cloudsync.Resource, store *met
 	if err := pruneStore(ctx, store, res, log); err != nil {
 		return err
 	}
-	caches, err := loadCaches(ctx, store, res, cfg.WatchCacheSize, log)
+	caches, err := cloudsync.Restore(ctx, store, res, cfg.WatchCacheSize, log)
 	if err != nil {
 		return err
 	}

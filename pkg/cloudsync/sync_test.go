@@ -206,7 +206,7 @@ func TestResumeFromWatermarkWithoutList(t *testing.T) {
 	if err != nil {
 		t.Fatalf("load: %v", err)
 	}
-	objs, err := LoadObjects(stored)
+	objs, err := decodeStored(stored)
 	if err != nil {
 		t.Fatalf("decode: %v", err)
 	}
@@ -251,7 +251,7 @@ func TestRelistAfter410PublishesDiff(t *testing.T) {
 		t.Fatalf("seed: %v", err)
 	}
 	stored, _, _ := e.store.Load(context.Background(), e.res.Key())
-	objs, _ := LoadObjects(stored)
+	objs, _ := decodeStored(stored)
 	e.cache.SetInfo(versioncache.Info{Name: "configmaps", Kind: "ConfigMap", Namespaced: true})
 	e.cache.Replace(objs, 10)
 	local, err := e.cache.Watch(10, false, versioncache.Predicate{})

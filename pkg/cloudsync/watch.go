@@ -146,11 +146,7 @@ func (s *Syncer) commit(ctx context.Context, b batch) error {
 // reloadCache replaces the cache's state with the stored one. Local
 // watchers are restarted by it and relist if they are behind.
 func (s *Syncer) reloadCache(ctx context.Context) error {
-	stored, wm, err := s.cfg.Store.Load(ctx, s.key)
-	if err != nil {
-		return fmt.Errorf("reload cache: %w", err)
-	}
-	objs, err := LoadObjects(stored)
+	objs, wm, err := loadState(ctx, s.cfg.Store, s.key)
 	if err != nil {
 		return fmt.Errorf("reload cache: %w", err)
 	}
