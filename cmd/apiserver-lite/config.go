@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"time"
 
+	"github.com/apiserver-lite/apiserver-lite/pkg/cloudsync"
 	"github.com/apiserver-lite/apiserver-lite/pkg/versioncache"
 	"github.com/spf13/pflag"
 	"github.com/spf13/viper"
@@ -26,13 +28,16 @@ const (
 // config is the daemon's whole configuration. Keys in the config file are
 // the flag names.
 type config struct {
-	Kubeconfig     string           `mapstructure:"kubeconfig"`
-	DataDir        string           `mapstructure:"data-dir"`
-	ListenAddress  string           `mapstructure:"listen-address"`
-	NodeName       string           `mapstructure:"node-name"`
-	WatchCacheSize int              `mapstructure:"watch-cache-size"`
-	LogLevel       string           `mapstructure:"log-level"`
-	Resources      []resourceConfig `mapstructure:"resources"`
+	Kubeconfig     string `mapstructure:"kubeconfig"`
+	DataDir        string `mapstructure:"data-dir"`
+	ListenAddress  string `mapstructure:"listen-address"`
+	NodeName       string `mapstructure:"node-name"`
+	WatchCacheSize int    `mapstructure:"watch-cache-size"`
+	LogLevel       string `mapstructure:"log-level"`
+	// WatchProgressTimeout is how long the cloud link may fail its probes
+	// before every cloud watch is re-established.
+	WatchProgressTimeout time.Duration    `mapstructure:"watch-progress-timeout"`
+	Resources            []resourceConfig `mapstructure:"resources"`
 }
 
 // resourceConfig is one entry of the resources list. Selectors may use
@@ -83,6 +88,8 @@ func newFlagSet() *pflag.FlagSet {
 	fs.String("node-name", hostname(), "this node's name, substituted for ${NODE_NAME} in selectors")
 	fs.Int("watch-cache-size", versioncache.DefaultCapacity, "events kept per resource for watches")
 	fs.String("log-level", defaultLogLevel, "debug, info, warn or error")
+	fs.Duration("watch-progress-timeout", cloudsync.DefaultWatchProgressTimeout,
+		"how long the cloud link may fail its probes before every cloud watch is re-established")
 	return fs
 }
 
@@ -104,6 +111,9 @@ func (c config) validate() error {
 	}
 	if c.WatchCacheSize <= 0 {
 		errs = append(errs, fmt.Errorf("watch-cache-size must be positive, got %d", c.WatchCacheSize))
+	}
+	if c.WatchProgressTimeout <= 0 {
+		errs = append(errs, fmt.Errorf("watch-progress-timeout must be positive, got %s", c.WatchProgressTimeout))
 	}
 	if len(c.Resources) == 0 {
 		errs = append(errs, errors.New("resources must not be empty"))

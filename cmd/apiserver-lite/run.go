@@ -87,7 +87,11 @@ func serve(ctx context.Context, cfg config, res []cloudsync.Resource, store *met
 	if err != nil {
 		return err
 	}
-	link := cloudsync.NewLink()
+	probe, err := cloudsync.NewProbe(cloud)
+	if err != nil {
+		return err
+	}
+	link := cloudsync.NewLink(cloudsync.LinkConfig{Probe: probe, WatchProgressTimeout: cfg.WatchProgressTimeout, Logger: log})
 	syncers, err := newSyncers(cloud, res, caches, store, link, log)
 	if err != nil {
 		return err
@@ -107,7 +111,7 @@ func serve(ctx context.Context, cfg config, res []cloudsync.Resource, store *met
 	}
 	srv := &http.Server{Handler: handler, ReadHeaderTimeout: readHeaderTimeout}
 	log.Info("serving", "address", ln.Addr().String(), "node", cfg.NodeName, "resources", len(res))
-	return runUntilDone(ctx, srv, ln, append(syncRunners(syncers), version.Run), caches, log)
+	return runUntilDone(ctx, srv, ln, append(syncRunners(syncers), version.Run, link.Run), caches, log)
 }
 
 // syncRunners are the Run methods of syncers.
@@ -158,6 +162,7 @@ func cloudConfig(kubeconfig string) (*rest.Config, error) {
 		return nil, fmt.Errorf("load kubeconfig: %w", err)
 	}
 	c.QPS, c.Burst, c.UserAgent = cloudQPS, cloudBurst, userAgent
+	cloudsync.ConfigureTransport(c)
 	return c, nil
 }
 

@@ -24,11 +24,14 @@ const listPageSize = 500
 // against the stored state is published as events so local watchers
 // continue without relisting.
 func (s *Syncer) relist(ctx context.Context) error {
+	if err := s.cfg.Link.acquireRelist(ctx); err != nil {
+		return err
+	}
+	defer s.cfg.Link.releaseRelist()
 	listed, listRV, err := s.list(ctx)
 	if err != nil {
 		return err
 	}
-	s.reachedCloud()
 	stored, wm, err := s.cfg.Store.Load(ctx, s.key)
 	if err != nil {
 		return fmt.Errorf("relist: %w", err)
@@ -48,7 +51,7 @@ func (s *Syncer) relist(ctx context.Context) error {
 			ops = append(ops, upsertOp(ev.Object))
 		}
 	}
-	if err := s.cfg.Store.Apply(ctx, s.key, ops, listRV); err != nil {
+	if err := s.applyStore(ctx, ops, listRV); err != nil {
 		return fmt.Errorf("persist relist: %w", err)
 	}
 	s.rv = listRV

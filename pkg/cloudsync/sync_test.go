@@ -103,7 +103,7 @@ func mustEnv(t *testing.T, dir string) *env {
 		t.Fatalf("open store: %v", err)
 	}
 	t.Cleanup(func() { _ = st.Close() })
-	return &env{store: st, cache: versioncache.New(cmGVR, 100), lw: &fakeLW{}, res: Resource{GVR: cmGVR}, link: NewLink()}
+	return &env{store: st, cache: versioncache.New(cmGVR, 100), lw: &fakeLW{}, res: Resource{GVR: cmGVR}, link: newUpLink()}
 }
 
 // start runs a Syncer until the test ends.
@@ -348,28 +348,5 @@ func TestFailedCommitIsNotPublishedAndIsRetried(t *testing.T) {
 	}
 	if got, want := mustCached(t, e), []string{"a/x@11"}; !equal(got, want) {
 		t.Errorf("cached: got %v, want %v", got, want)
-	}
-}
-
-func TestLinkDisconnectedWhileCloudFails(t *testing.T) {
-	e := mustEnv(t, t.TempDir())
-	e.lw.list = func(metav1.ListOptions) (runtime.Object, error) { return nil, errors.New("connection refused") }
-	e.lw.watch = func(metav1.ListOptions) (watch.Interface, error) { return nil, errors.New("connection refused") }
-	e.start(t)
-	deadline := time.Now().Add(waitTimeout)
-	for {
-		if lists, _ := e.lw.recorded(); lists >= 2 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("got no list retry within %v", waitTimeout)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	if e.link.Connected() {
-		t.Errorf("link: got connected, want disconnected")
-	}
-	if e.cache.Ready() {
-		t.Errorf("cache: got ready, want not ready before any list")
 	}
 }

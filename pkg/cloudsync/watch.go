@@ -36,6 +36,12 @@ type batch struct {
 // watch streams cloud events from s.rv until the cloud closes the watch
 // (nil), answers 410 (errExpired), or fails.
 func (s *Syncer) watch(ctx context.Context) error {
+	dead := s.cfg.Link.deadChan()
+	select {
+	case <-dead:
+		return errLinkDead
+	default:
+	}
 	timeout := int64((minWatchTimeout + rand.N(minWatchTimeout)) / time.Second)
 	w, err := s.cfg.ListerWatcher.WatchWithContext(ctx, metav1.ListOptions{
 		ResourceVersion:     strconv.FormatUint(s.rv, 10),
@@ -46,9 +52,8 @@ func (s *Syncer) watch(ctx context.Context) error {
 		return classify("watch", err)
 	}
 	defer w.Stop()
-	s.reachedCloud()
 	for {
-		b, open, err := s.nextBatch(ctx, w.ResultChan())
+		b, open, err := s.nextBatch(ctx, w.ResultChan(), dead)
 		if cerr := s.commit(ctx, b); cerr != nil {
 			return cerr
 		}
@@ -60,11 +65,14 @@ func (s *Syncer) watch(ctx context.Context) error {
 
 // nextBatch waits for one event, then takes every event that has already
 // arrived, up to maxBatch. open is false once the cloud closed the watch.
-func (s *Syncer) nextBatch(ctx context.Context, ch <-chan watch.Event) (b batch, open bool, err error) {
+// It fails with errLinkDead when dead is closed while it waits.
+func (s *Syncer) nextBatch(ctx context.Context, ch <-chan watch.Event, dead <-chan struct{}) (b batch, open bool, err error) {
 	b.rv = s.rv
 	select {
 	case <-ctx.Done():
 		return b, false, nil
+	case <-dead:
+		return b, false, errLinkDead
 	case ev, ok := <-ch:
 		if !ok {
 			return b, false, nil
@@ -132,7 +140,7 @@ func (s *Syncer) commit(ctx context.Context, b batch) error {
 	if b.rv <= s.rv && len(b.events) == 0 {
 		return nil
 	}
-	if err := s.cfg.Store.Apply(ctx, s.key, b.ops, b.rv); err != nil {
+	if err := s.applyStore(ctx, b.ops, b.rv); err != nil {
 		return fmt.Errorf("persist batch: %w", err)
 	}
 	s.rv = b.rv
