@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"sync"
 	"time"
 
@@ -53,6 +54,10 @@ func run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
+	if limit, _ := cfg.memoryLimit(); limit > 0 {
+		debug.SetMemoryLimit(limit) // validated by loadConfig
+		log.Info("memory limit", "bytes", limit)
+	}
 	res, err := syncResources(cfg)
 	if err != nil {
 		return err
@@ -91,7 +96,8 @@ func serve(ctx context.Context, cfg config, res []cloudsync.Resource, store *met
 	if err != nil {
 		return err
 	}
-	link := cloudsync.NewLink(cloudsync.LinkConfig{Probe: probe, WatchProgressTimeout: cfg.WatchProgressTimeout, Logger: log})
+	link := cloudsync.NewLink(cloudsync.LinkConfig{Probe: probe, WatchProgressTimeout: cfg.WatchProgressTimeout,
+		MaxConcurrentRelists: cfg.MaxConcurrentRelists, Logger: log})
 	syncers, err := newSyncers(cloud, res, caches, store, link, log)
 	if err != nil {
 		return err
