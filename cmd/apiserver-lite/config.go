@@ -5,10 +5,13 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"time"
 
+	"github.com/apiserver-lite/apiserver-lite/pkg/cloudsync"
 	"github.com/apiserver-lite/apiserver-lite/pkg/versioncache"
 	"github.com/spf13/pflag"
 	"github.com/spf13/viper"
+	"k8s.io/apimachinery/pkg/api/resource"
 )
 
 // envPrefix prefixes every environment variable: --data-dir is
@@ -33,6 +36,15 @@ type config struct {
 	WatchCacheSize int              `mapstructure:"watch-cache-size"`
 	LogLevel       string           `mapstructure:"log-level"`
 	Resources      []resourceConfig `mapstructure:"resources"`
+
+	// WatchProgressTimeout is how long the cloud link may fail its probes
+	// before every cloud watch is re-established.
+	WatchProgressTimeout time.Duration `mapstructure:"watch-progress-timeout"`
+	// MaxConcurrentRelists bounds the full cloud LISTs in flight.
+	MaxConcurrentRelists int `mapstructure:"max-concurrent-relists"`
+	// MemoryLimit is the Go soft memory limit as a Kubernetes quantity
+	// (e.g. 900Mi); empty leaves the runtime's (GOMEMLIMIT) alone.
+	MemoryLimit string `mapstructure:"memory-limit"`
 }
 
 // resourceConfig is one entry of the resources list. Selectors may use
@@ -83,6 +95,10 @@ func newFlagSet() *pflag.FlagSet {
 	fs.String("node-name", hostname(), "this node's name, substituted for ${NODE_NAME} in selectors")
 	fs.Int("watch-cache-size", versioncache.DefaultCapacity, "events kept per resource for watches")
 	fs.String("log-level", defaultLogLevel, "debug, info, warn or error")
+	fs.Duration("watch-progress-timeout", cloudsync.DefaultWatchProgressTimeout,
+		"how long the cloud link may fail its probes before every cloud watch is re-established")
+	fs.Int("max-concurrent-relists", cloudsync.DefaultMaxConcurrentRelists, "full cloud LISTs in flight at once")
+	fs.String("memory-limit", "", "Go soft memory limit, e.g. 900Mi; set it a little below the unit's MemoryMax=")
 	return fs
 }
 
@@ -105,8 +121,29 @@ func (c config) validate() error {
 	if c.WatchCacheSize <= 0 {
 		errs = append(errs, fmt.Errorf("watch-cache-size must be positive, got %d", c.WatchCacheSize))
 	}
+	if c.WatchProgressTimeout <= 0 {
+		errs = append(errs, fmt.Errorf("watch-progress-timeout must be positive, got %s", c.WatchProgressTimeout))
+	}
+	if c.MaxConcurrentRelists <= 0 {
+		errs = append(errs, fmt.Errorf("max-concurrent-relists must be positive, got %d", c.MaxConcurrentRelists))
+	}
+	if _, err := c.memoryLimit(); err != nil {
+		errs = append(errs, err)
+	}
 	if len(c.Resources) == 0 {
 		errs = append(errs, errors.New("resources must not be empty"))
 	}
 	return errors.Join(errs...)
+}
+
+// memoryLimit is memory-limit in bytes, or 0 when unset.
+func (c config) memoryLimit() (int64, error) {
+	if c.MemoryLimit == "" {
+		return 0, nil
+	}
+	q, err := resource.ParseQuantity(c.MemoryLimit)
+	if err != nil || q.Sign() <= 0 {
+		return 0, fmt.Errorf("memory-limit must be a positive quantity such as 900Mi, got %q", c.MemoryLimit)
+	}
+	return q.Value(), nil
 }

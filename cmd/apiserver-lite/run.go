@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"sync"
 	"time"
 
@@ -53,6 +54,10 @@ func run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
+	if limit, _ := cfg.memoryLimit(); limit > 0 {
+		debug.SetMemoryLimit(limit) // validated by loadConfig
+		log.Info("memory limit", "bytes", limit)
+	}
 	res, err := syncResources(cfg)
 	if err != nil {
 		return err
@@ -82,7 +87,7 @@ func serve(ctx context.Context, cfg config, res []cloudsync.Resource, store *met
 	if err := pruneStore(ctx, store, res, log); err != nil {
 		return err
 	}
-	caches, err := loadCaches(ctx, store, res, cfg.WatchCacheSize, log)
+	caches, err := cloudsync.Restore(ctx, store, res, cfg.WatchCacheSize, log)
 	if err != nil {
 		return err
 	}
@@ -90,7 +95,12 @@ func serve(ctx context.Context, cfg config, res []cloudsync.Resource, store *met
 	if err != nil {
 		return err
 	}
-	link := cloudsync.NewLink()
+	probe, err := cloudsync.NewProbe(cloud)
+	if err != nil {
+		return err
+	}
+	link := cloudsync.NewLink(cloudsync.LinkConfig{Probe: probe, WatchProgressTimeout: cfg.WatchProgressTimeout,
+		MaxConcurrentRelists: cfg.MaxConcurrentRelists, Logger: log})
 	syncers, err := newSyncers(cloud, res, caches, store, link, log)
 	if err != nil {
 		return err
@@ -110,7 +120,7 @@ func serve(ctx context.Context, cfg config, res []cloudsync.Resource, store *met
 	}
 	srv := &http.Server{Handler: handler, ReadHeaderTimeout: readHeaderTimeout}
 	log.Info("serving", "address", ln.Addr().String(), "node", cfg.NodeName, "resources", len(res))
-	return runUntilDone(ctx, srv, ln, append(syncRunners(syncers), version.Run), caches, log)
+	return runUntilDone(ctx, srv, ln, append(syncRunners(syncers), version.Run, link.Run), caches, log)
 }
 
 // syncRunners are the Run methods of syncers.
@@ -161,6 +171,7 @@ func cloudConfig(kubeconfig string) (*rest.Config, error) {
 		return nil, fmt.Errorf("load kubeconfig: %w", err)
 	}
 	c.QPS, c.Burst, c.UserAgent = cloudQPS, cloudBurst, userAgent
+	cloudsync.ConfigureTransport(c)
 	return c, nil
 }
 

@@ -2,45 +2,75 @@ package cloudsync
 
 import (
 	"context"
+	"math"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/utils/clock"
 )
 
 const (
-	// backoffInitial is the first retry delay after a failed list or watch.
+	// backoffInitial is the first retry delay after a failed list, watch
+	// or commit.
 	backoffInitial = 500 * time.Millisecond
-	// backoffMax caps the retry delay so a returning cloud is noticed
-	// within half a minute.
-	backoffMax = 30 * time.Second
+	// backoffMaxDelay caps every retry delay, jitter included, so a cloud
+	// that returns without the link prober noticing is still retried
+	// within it.
+	backoffMaxDelay = 10 * time.Second
 	// backoffFactor doubles the delay on each consecutive failure.
 	backoffFactor = 2.0
-	// backoffJitter spreads retries of many edge nodes by up to +50%, so
+	// backoffJitter spreads retries of many edge nodes by up to +25%, so
 	// they do not reconnect to the cloud in lockstep after an outage.
-	backoffJitter = 0.5
+	backoffJitter = 0.25
+	// backoffCap is the un-jittered cap: wait.Backoff adds the jitter on
+	// top of it, so backoffCap*(1+backoffJitter) == backoffMaxDelay.
+	backoffCap = time.Duration(float64(backoffMaxDelay) / (1 + backoffJitter))
+	// maxRetryAfter bounds how long a cloud's Retry-After may pause a
+	// sync, so a bogus header cannot stall it for hours.
+	maxRetryAfter = 5 * time.Minute
 )
 
-// backoff is a jittered exponential retry delay. Not safe for concurrent
-// use: each Syncer owns one.
-type backoff struct {
-	clock clock.Clock
-	next  time.Duration // the un-jittered delay of the next wait
+// newBackoff returns the retry schedule of a sync that has not failed
+// since its last successful commit.
+func newBackoff() wait.Backoff {
+	return wait.Backoff{Duration: backoffInitial, Factor: backoffFactor, Jitter: backoffJitter,
+		Steps: math.MaxInt32, Cap: backoffCap}
 }
 
-func newBackoff(c clock.Clock) *backoff {
-	return &backoff{clock: c, next: backoffInitial}
+// retryDelay is how long to wait after err: the next backoff step, or the
+// cloud's Retry-After when that is longer.
+func retryDelay(b *wait.Backoff, err error) time.Duration {
+	d := b.Step()
+	if secs, ok := apierrors.SuggestsClientDelay(err); ok {
+		d = max(d, min(time.Duration(secs)*time.Second, maxRetryAfter))
+	}
+	return d
 }
 
-// reset forgets past failures, after a successful list or watch.
-func (b *backoff) reset() { b.next = backoffInitial }
+// pause waits after a failed sync attempt for the retry delay, or until
+// up is closed (the link prober saw the link come back since the attempt
+// started), whichever is first; a cloud's Retry-After is always waited out.
+// It returns ctx.Err() if ctx ends first.
+func (s *Syncer) pause(ctx context.Context, err error, up <-chan struct{}) error {
+	d := retryDelay(&s.backoff, err)
+	if _, ok := apierrors.SuggestsClientDelay(err); ok {
+		up = nil // the cloud itself asked for the pause
+	}
+	t := s.cfg.Clock.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C():
+	case <-up:
+	}
+	return nil
+}
 
-// wait sleeps for the current delay and grows it. It returns ctx.Err() if
-// the context ends first.
-func (b *backoff) wait(ctx context.Context) error {
-	d := wait.Jitter(b.next, backoffJitter)
-	b.next = min(time.Duration(float64(b.next)*backoffFactor), backoffMax)
-	t := b.clock.NewTimer(d)
+// sleep waits d on c. It returns ctx.Err() if ctx ends first.
+func sleep(ctx context.Context, c clock.Clock, d time.Duration) error {
+	t := c.NewTimer(d)
 	defer t.Stop()
 	select {
 	case <-ctx.Done():

@@ -38,17 +38,3 @@ func deleteOp(o *versioncache.Object) metastore.Op {
 func storedObject(o *versioncache.Object) metastore.Object {
 	return metastore.Object{Namespace: o.Namespace, Name: o.Name, RV: o.RV, Raw: o.Raw}
 }
-
-// LoadObjects decodes stored objects for the cache. It is used at start,
-// before any sync runs, and by relists to diff against the stored state.
-func LoadObjects(stored []metastore.Object) ([]*versioncache.Object, error) {
-	objs := make([]*versioncache.Object, 0, len(stored))
-	for _, s := range stored {
-		o, err := versioncache.NewObject(s.Raw)
-		if err != nil {
-			return nil, fmt.Errorf("decode stored %s/%s: %w", s.Namespace, s.Name, err)
-		}
-		objs = append(objs, o)
-	}
-	return objs, nil
-}

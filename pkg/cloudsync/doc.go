@@ -11,6 +11,19 @@
 // only when the cloud answers 410 Gone/Expired; the relist result is diffed
 // against the stored state and published as ADDED, MODIFIED and DELETED
 // events (deletes at the new list resourceVersion), so local watchers carry
-// on without a relist of their own. Connection failures are retried with
-// jittered exponential backoff.
+// on without a relist of their own. A relist whose resourceVersion is
+// behind the watermark, or that returns an object we hold with another UID
+// at a version the watermark covers, means the cloud was restored from a
+// backup: the local state is replaced by the list, watermark included, and
+// local watchers relist.
+//
+// One Link per cloud probes it (GET /version every few seconds with a short
+// timeout) and alone decides whether it is up. Failures are retried with
+// jittered exponential backoff (wait.Backoff, at most 10 s jitter
+// included), cut short when the Link sees the cloud come back. When the
+// probes have failed for longer than the watch progress timeout, every
+// cloud watch is treated as dead and re-established once the link works.
+// HTTP/2 PINGs on the cloud transport end watches on half-open
+// connections. The backoff is reset only after a successful commit, so a
+// failing store pauses the sync instead of storming the cloud with LISTs.
 package cloudsync

@@ -13,10 +13,21 @@ import (
 type Store interface {
 	// Apply commits ops and the watermark in one transaction.
 	Apply(ctx context.Context, resource string, ops []metastore.Op, watermark uint64) error
+	// Reset replaces every object of resource and sets the watermark, even
+	// a lower one, in one transaction.
+	Reset(ctx context.Context, resource string, objs []metastore.Object, watermark uint64) error
 	// Load returns the stored objects and watermark of resource.
 	Load(ctx context.Context, resource string) ([]metastore.Object, uint64, error)
 	// PutMeta stores opaque metadata, such as discovery information.
 	PutMeta(ctx context.Context, key string, value []byte) error
+}
+
+// RestoreStore is what Restore reads. *metastore.Store satisfies it.
+type RestoreStore interface {
+	// LoadSnapshot returns a resource's objects, watermark and event log.
+	LoadSnapshot(ctx context.Context, resource string) (metastore.Snapshot, error)
+	// GetMeta returns metastore.ErrNotFound for a key never stored.
+	GetMeta(ctx context.Context, key string) ([]byte, error)
 }
 
 // Cache is the side local clients read. *versioncache.Cache satisfies it.

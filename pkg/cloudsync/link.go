@@ -1,36 +1,215 @@
 package cloudsync
 
-import "sync"
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"sync"
+	"time"
 
-// Link tracks whether the cloud is reachable, as seen by the syncers. It is
-// connected while at least one syncer has reached the cloud and none has
-// failed to since. Safe for concurrent use.
-type Link struct {
-	mu sync.Mutex
-	// failing holds the keys of resources whose last cloud call failed.
-	// Guarded by mu.
-	failing map[string]bool
-	// reached is true once any cloud call succeeded. Guarded by mu.
-	reached bool
+	"k8s.io/utils/clock"
+)
+
+const (
+	// probeInterval is the pause between two link probes: short enough
+	// that a returning link is seen within seconds, long enough that the
+	// probes are negligible load on the cloud.
+	probeInterval = 2 * time.Second
+	// probeTimeout bounds one probe, so a black-holed link (packets
+	// dropped, no RST) reads as down within seconds instead of after TCP's
+	// retransmission timeout.
+	probeTimeout = 3 * time.Second
+	// DefaultWatchProgressTimeout is how long the link may fail its probes
+	// before every cloud watch is treated as dead and re-established once
+	// the link works again.
+	DefaultWatchProgressTimeout = 15 * time.Second
+	// DefaultMaxConcurrentRelists bounds the full LISTs in flight against
+	// the cloud, so a node reconnecting with many resources does not fire
+	// them all at once.
+	DefaultMaxConcurrentRelists = 2
+)
+
+// errProbeTimeout means a probe got no answer within probeTimeout.
+var errProbeTimeout = errors.New("cloud link probe timed out")
+
+// errLinkDead means the link probes have failed for longer than the watch
+// progress timeout, so a cloud watch cannot be trusted to be alive.
+var errLinkDead = errors.New("cloud link down longer than the watch progress timeout")
+
+// LinkConfig wires a Link. Probe is required.
+type LinkConfig struct {
+	// Probe sends one cheap request to the cloud; see NewProbe.
+	Probe func(ctx context.Context) error
+	// WatchProgressTimeout: 0 means DefaultWatchProgressTimeout.
+	WatchProgressTimeout time.Duration
+	// MaxConcurrentRelists: 0 means DefaultMaxConcurrentRelists.
+	MaxConcurrentRelists int
+	Clock                clock.WithDelayedExecution // nil means the real clock
+	Logger               *slog.Logger               // nil means slog.Default()
 }
 
-// NewLink returns a Link that is not connected.
-func NewLink() *Link { return &Link{failing: map[string]bool{}} }
+// Link is the one prober per cloud that decides whether the cloud is
+// reachable. Syncers wait on it to come back instead of each timing its own
+// retries, end their watches when it has been dead for too long, and share
+// its bound on concurrent relists. Safe for concurrent use.
+type Link struct {
+	cfg LinkConfig
+	// relists holds one token per relist in flight. Immutable.
+	relists chan struct{}
 
-// Connected reports the cloud-link state.
+	mu sync.Mutex
+	// up is true while the last probe succeeded. Guarded by mu.
+	up bool
+	// downSince is when the first failed probe of the current outage
+	// started; zero while up. Guarded by mu.
+	downSince time.Time
+	// upCh is closed at the next transition to up, then replaced. Guarded
+	// by mu.
+	upCh chan struct{}
+	// deadCh is closed once the link has been down for longer than the
+	// watch progress timeout (then dead is true), and replaced, before
+	// upCh is closed, when it is up again. Guarded by mu.
+	deadCh chan struct{}
+	dead   bool
+}
+
+// NewLink returns a Link that is not connected until its first probe
+// succeeds.
+func NewLink(cfg LinkConfig) *Link {
+	if cfg.WatchProgressTimeout <= 0 {
+		cfg.WatchProgressTimeout = DefaultWatchProgressTimeout
+	}
+	if cfg.MaxConcurrentRelists <= 0 {
+		cfg.MaxConcurrentRelists = DefaultMaxConcurrentRelists
+	}
+	if cfg.Clock == nil {
+		cfg.Clock = clock.RealClock{}
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	return &Link{cfg: cfg, relists: make(chan struct{}, cfg.MaxConcurrentRelists),
+		upCh: make(chan struct{}), deadCh: make(chan struct{})}
+}
+
+// Connected reports whether the last probe reached the cloud.
 func (l *Link) Connected() bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return l.reached && len(l.failing) == 0
+	return l.up
 }
 
-func (l *Link) report(key string, ok bool) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if ok {
-		l.reached = true
-		delete(l.failing, key)
+// Run probes the cloud every probeInterval until ctx ends, and returns nil
+// then.
+func (l *Link) Run(ctx context.Context) error {
+	for ctx.Err() == nil {
+		l.probe(ctx)
+		t := l.cfg.Clock.NewTimer(probeInterval)
+		select {
+		case <-ctx.Done():
+		case <-t.C():
+		}
+		t.Stop()
+	}
+	return nil
+}
+
+// probe runs one probe bounded by probeTimeout and records its result.
+func (l *Link) probe(ctx context.Context) {
+	start := l.cfg.Clock.Now()
+	pctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	t := l.cfg.Clock.AfterFunc(probeTimeout, func() { cancel(errProbeTimeout) })
+	err := l.cfg.Probe(pctx)
+	t.Stop()
+	if ctx.Err() != nil {
 		return
 	}
-	l.failing[key] = true
+	if err != nil && errors.Is(context.Cause(pctx), errProbeTimeout) {
+		err = errProbeTimeout
+	}
+	l.record(start, err)
 }
+
+// record applies one probe result that started at start.
+func (l *Link) record(start time.Time, err error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if err == nil {
+		l.upLocked()
+		return
+	}
+	if l.up || l.downSince.IsZero() {
+		l.cfg.Logger.Warn("cloud link down", "err", err)
+		l.downSince = start
+	}
+	l.up = false
+	if !l.dead && l.cfg.Clock.Since(l.downSince) >= l.cfg.WatchProgressTimeout {
+		l.cfg.Logger.Warn("cloud link down longer than the watch progress timeout, ending every cloud watch",
+			"timeout", l.cfg.WatchProgressTimeout)
+		l.dead = true
+		close(l.deadCh)
+	}
+}
+
+// upLocked marks the link up and wakes the syncers waiting for it. mu must
+// be held.
+func (l *Link) upLocked() {
+	if l.up {
+		return
+	}
+	if !l.downSince.IsZero() {
+		l.cfg.Logger.Info("cloud link up", "down", l.cfg.Clock.Since(l.downSince).Round(time.Millisecond))
+	}
+	l.up, l.downSince = true, time.Time{}
+	if l.dead {
+		l.dead, l.deadCh = false, make(chan struct{})
+	}
+	close(l.upCh)
+	l.upCh = make(chan struct{})
+}
+
+// upChan returns a channel closed when the link next comes up.
+func (l *Link) upChan() <-chan struct{} {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.upCh
+}
+
+// deadChan returns a channel closed once the link has been down for longer
+// than the watch progress timeout; it is closed already if it has.
+func (l *Link) deadChan() <-chan struct{} {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.deadCh
+}
+
+// waitUp returns at once if the link is up, else when it comes up, or with
+// ctx.Err() when ctx ends first.
+func (l *Link) waitUp(ctx context.Context) error {
+	l.mu.Lock()
+	up, ch := l.up, l.upCh
+	l.mu.Unlock()
+	if up {
+		return nil
+	}
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-ch:
+		return nil
+	}
+}
+
+// acquireRelist waits for a relist slot. The caller calls releaseRelist
+// when its relist is done.
+func (l *Link) acquireRelist(ctx context.Context) error {
+	select {
+	case l.relists <- struct{}{}:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func (l *Link) releaseRelist() { <-l.relists }

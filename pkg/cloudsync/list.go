@@ -24,17 +24,22 @@ const listPageSize = 500
 // against the stored state is published as events so local watchers
 // continue without relisting.
 func (s *Syncer) relist(ctx context.Context) error {
+	if err := s.cfg.Link.acquireRelist(ctx); err != nil {
+		return err
+	}
+	defer s.cfg.Link.releaseRelist()
 	listed, listRV, err := s.list(ctx)
 	if err != nil {
 		return err
 	}
-	s.reachedCloud()
 	stored, wm, err := s.cfg.Store.Load(ctx, s.key)
 	if err != nil {
 		return fmt.Errorf("relist: %w", err)
 	}
-	if listRV < wm {
-		return fmt.Errorf("relist: cloud list resource version %d is behind the watermark %d", listRV, wm)
+	if regressed(stored, wm, listed, listRV) {
+		s.log.Error("CLOUD RESOURCE VERSIONS WENT BACKWARDS: the control plane was restored from a backup or "+
+			"wiped; replacing the local state with the cloud's", "listRV", listRV, "watermark", wm)
+		return s.replaceState(ctx, listed, listRV)
 	}
 	events, err := diff(stored, listed, listRV)
 	if err != nil {
@@ -48,7 +53,7 @@ func (s *Syncer) relist(ctx context.Context) error {
 			ops = append(ops, upsertOp(ev.Object))
 		}
 	}
-	if err := s.cfg.Store.Apply(ctx, s.key, ops, listRV); err != nil {
+	if err := s.applyStore(ctx, ops, listRV); err != nil {
 		return fmt.Errorf("persist relist: %w", err)
 	}
 	s.rv = listRV
@@ -72,7 +77,7 @@ func (s *Syncer) list(ctx context.Context) ([]*versioncache.Object, uint64, erro
 	p.PageSize = listPageSize
 	obj, _, err := p.List(ctx, metav1.ListOptions{})
 	if err != nil {
-		return nil, 0, classify("list", err)
+		return nil, 0, fmt.Errorf("list: %w", err)
 	}
 	lm, err := meta.ListAccessor(obj)
 	if err != nil {

@@ -103,7 +103,7 @@ func mustEnv(t *testing.T, dir string) *env {
 		t.Fatalf("open store: %v", err)
 	}
 	t.Cleanup(func() { _ = st.Close() })
-	return &env{store: st, cache: versioncache.New(cmGVR, 100), lw: &fakeLW{}, res: Resource{GVR: cmGVR}, link: NewLink()}
+	return &env{store: st, cache: versioncache.New(cmGVR, 100), lw: &fakeLW{}, res: Resource{GVR: cmGVR}, link: newUpLink()}
 }
 
 // start runs a Syncer until the test ends.
@@ -202,13 +202,9 @@ func TestResumeFromWatermarkWithoutList(t *testing.T) {
 	if err := e.store.Apply(context.Background(), e.res.Key(), ops, 20); err != nil {
 		t.Fatalf("seed: %v", err)
 	}
-	stored, wm, err := e.store.Load(context.Background(), e.res.Key())
+	objs, wm, err := loadState(context.Background(), e.store, e.res.Key(), discard)
 	if err != nil {
 		t.Fatalf("load: %v", err)
-	}
-	objs, err := LoadObjects(stored)
-	if err != nil {
-		t.Fatalf("decode: %v", err)
 	}
 	e.cache.Replace(objs, wm)
 	fw := watch.NewFake()
@@ -250,8 +246,7 @@ func TestRelistAfter410PublishesDiff(t *testing.T) {
 	if err := e.store.Apply(context.Background(), e.res.Key(), seed, 10); err != nil {
 		t.Fatalf("seed: %v", err)
 	}
-	stored, _, _ := e.store.Load(context.Background(), e.res.Key())
-	objs, _ := LoadObjects(stored)
+	objs, _, _ := loadState(context.Background(), e.store, e.res.Key(), discard)
 	e.cache.SetInfo(versioncache.Info{Name: "configmaps", Kind: "ConfigMap", Namespaced: true})
 	e.cache.Replace(objs, 10)
 	local, err := e.cache.Watch(10, false, versioncache.Predicate{})
@@ -348,28 +343,5 @@ func TestFailedCommitIsNotPublishedAndIsRetried(t *testing.T) {
 	}
 	if got, want := mustCached(t, e), []string{"a/x@11"}; !equal(got, want) {
 		t.Errorf("cached: got %v, want %v", got, want)
-	}
-}
-
-func TestLinkDisconnectedWhileCloudFails(t *testing.T) {
-	e := mustEnv(t, t.TempDir())
-	e.lw.list = func(metav1.ListOptions) (runtime.Object, error) { return nil, errors.New("connection refused") }
-	e.lw.watch = func(metav1.ListOptions) (watch.Interface, error) { return nil, errors.New("connection refused") }
-	e.start(t)
-	deadline := time.Now().Add(waitTimeout)
-	for {
-		if lists, _ := e.lw.recorded(); lists >= 2 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("got no list retry within %v", waitTimeout)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	if e.link.Connected() {
-		t.Errorf("link: got connected, want disconnected")
-	}
-	if e.cache.Ready() {
-		t.Errorf("cache: got ready, want not ready before any list")
 	}
 }

@@ -6,7 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sync"
 
+	"github.com/apiserver-lite/apiserver-lite/pkg/metastore"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/utils/clock"
 )
@@ -33,10 +36,11 @@ type Config struct {
 // Syncer keeps one resource in sync. Run is its only entry point; its
 // fields are owned by the goroutine running it.
 type Syncer struct {
-	cfg     Config
-	key     string
-	log     *slog.Logger
-	backoff *backoff
+	cfg Config
+	key string
+	log *slog.Logger
+	// backoff is the retry schedule, reset after each successful commit.
+	backoff wait.Backoff
 	// rv is the watermark: every cloud change up to rv is durable in the
 	// Store and visible in the Cache.
 	rv uint64
@@ -45,6 +49,11 @@ type Syncer struct {
 	needList bool
 	// haveInfo is set once discovery information was fetched this run.
 	haveInfo bool
+
+	storeMu sync.Mutex
+	// storeErr is why the last commit failed; nil once one succeeded.
+	// Guarded by storeMu: StoreError reads it from other goroutines.
+	storeErr error
 }
 
 // New returns a Syncer that resumes from the Cache's current state, which
@@ -56,7 +65,7 @@ func New(cfg Config) *Syncer {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	s := &Syncer{cfg: cfg, key: cfg.Resource.Key(), backoff: newBackoff(cfg.Clock)}
+	s := &Syncer{cfg: cfg, key: cfg.Resource.Key(), backoff: newBackoff()}
 	s.log = cfg.Logger.With("resource", s.key)
 	if cfg.Cache.Ready() {
 		s.rv = cfg.Cache.RV()
@@ -65,10 +74,12 @@ func New(cfg Config) *Syncer {
 	return s
 }
 
-// Run syncs until ctx ends. Cloud failures are retried with backoff; Run
+// Run syncs until ctx ends. Cloud and store failures are retried with
+// backoff, cut short when the link prober sees the link come back; Run
 // returns nil when ctx ends.
 func (s *Syncer) Run(ctx context.Context) error {
 	for ctx.Err() == nil {
+		up := s.cfg.Link.upChan()
 		err := s.syncOnce(ctx)
 		switch {
 		case ctx.Err() != nil:
@@ -79,14 +90,48 @@ func (s *Syncer) Run(ctx context.Context) error {
 			s.log.Info("cloud expired the watermark, relisting", "rv", s.rv)
 			s.needList = true
 			continue
+		case errors.Is(err, errLinkDead):
+			s.log.Warn("cloud watch presumed dead, re-watching once the link is up", "rv", s.rv)
+			if s.cfg.Link.waitUp(ctx) != nil {
+				return nil
+			}
+			continue
 		}
-		s.cfg.Link.report(s.key, false)
 		s.log.Warn("cloud sync failed, backing off", "err", err, "rv", s.rv)
-		if s.backoff.wait(ctx) != nil {
+		if s.pause(ctx, err, up) != nil {
 			return nil
 		}
 	}
 	return nil
+}
+
+// StoreError is why the last commit to the store failed, or nil once a
+// commit succeeded. While it is set the sync is paused with backoff and
+// local clients read the last committed state. Safe for concurrent use.
+func (s *Syncer) StoreError() error {
+	s.storeMu.Lock()
+	defer s.storeMu.Unlock()
+	return s.storeErr
+}
+
+// applyStore commits ops at watermark wm; see recordStore.
+func (s *Syncer) applyStore(ctx context.Context, ops []metastore.Op, wm uint64) error {
+	return s.recordStore(ctx, s.cfg.Store.Apply(ctx, s.key, ops, wm))
+}
+
+// recordStore records the outcome err of a commit for StoreError and
+// resets the backoff only after a successful one. It returns err.
+func (s *Syncer) recordStore(ctx context.Context, err error) error {
+	if ctx.Err() != nil && err != nil {
+		return err // shutting down: not a store fault
+	}
+	s.storeMu.Lock()
+	s.storeErr = err
+	s.storeMu.Unlock()
+	if err == nil {
+		s.backoff = newBackoff()
+	}
+	return err
 }
 
 func (s *Syncer) syncOnce(ctx context.Context) error {
@@ -130,10 +175,4 @@ func (s *Syncer) ensureInfo(ctx context.Context) error {
 		return nil
 	}
 	return fmt.Errorf("%w: %s", errNotServed, gvr)
-}
-
-// reachedCloud records a successful cloud call.
-func (s *Syncer) reachedCloud() {
-	s.cfg.Link.report(s.key, true)
-	s.backoff.reset()
 }

@@ -82,20 +82,16 @@ func (k *VersionKeeper) Load(ctx context.Context) error {
 // answers, then again every versionRefreshInterval. It returns nil when
 // ctx ends.
 func (k *VersionKeeper) Run(ctx context.Context) error {
-	b := newBackoff(k.cfg.Clock)
+	b := newBackoff()
 	for ctx.Err() == nil {
+		d := versionRefreshInterval
 		if err := k.Refresh(ctx); err != nil {
 			k.cfg.Logger.Debug("cloud version fetch failed, backing off", "err", err)
-			_ = b.wait(ctx)
-			continue
+			d = retryDelay(&b, err)
+		} else {
+			b = newBackoff()
 		}
-		b.reset()
-		t := k.cfg.Clock.NewTimer(versionRefreshInterval)
-		select {
-		case <-ctx.Done():
-		case <-t.C():
-		}
-		t.Stop()
+		_ = sleep(ctx, k.cfg.Clock, d)
 	}
 	return nil
 }

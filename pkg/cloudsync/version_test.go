@@ -114,7 +114,7 @@ func TestVersionKeeperRunRetries(t *testing.T) {
 			t.Fatalf("no version within %s", waitTimeout)
 		}
 		if clk.HasWaiters() {
-			clk.Step(backoffMax)
+			clk.Step(backoffMaxDelay)
 		}
 		time.Sleep(time.Millisecond)
 	}

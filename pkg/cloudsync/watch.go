@@ -36,6 +36,12 @@ type batch struct {
 // watch streams cloud events from s.rv until the cloud closes the watch
 // (nil), answers 410 (errExpired), or fails.
 func (s *Syncer) watch(ctx context.Context) error {
+	dead := s.cfg.Link.deadChan()
+	select {
+	case <-dead:
+		return errLinkDead
+	default:
+	}
 	timeout := int64((minWatchTimeout + rand.N(minWatchTimeout)) / time.Second)
 	w, err := s.cfg.ListerWatcher.WatchWithContext(ctx, metav1.ListOptions{
 		ResourceVersion:     strconv.FormatUint(s.rv, 10),
@@ -46,9 +52,8 @@ func (s *Syncer) watch(ctx context.Context) error {
 		return classify("watch", err)
 	}
 	defer w.Stop()
-	s.reachedCloud()
 	for {
-		b, open, err := s.nextBatch(ctx, w.ResultChan())
+		b, open, err := s.nextBatch(ctx, w.ResultChan(), dead)
 		if cerr := s.commit(ctx, b); cerr != nil {
 			return cerr
 		}
@@ -60,11 +65,14 @@ func (s *Syncer) watch(ctx context.Context) error {
 
 // nextBatch waits for one event, then takes every event that has already
 // arrived, up to maxBatch. open is false once the cloud closed the watch.
-func (s *Syncer) nextBatch(ctx context.Context, ch <-chan watch.Event) (b batch, open bool, err error) {
+// It fails with errLinkDead when dead is closed while it waits.
+func (s *Syncer) nextBatch(ctx context.Context, ch <-chan watch.Event, dead <-chan struct{}) (b batch, open bool, err error) {
 	b.rv = s.rv
 	select {
 	case <-ctx.Done():
 		return b, false, nil
+	case <-dead:
+		return b, false, errLinkDead
 	case ev, ok := <-ch:
 		if !ok {
 			return b, false, nil
@@ -132,7 +140,7 @@ func (s *Syncer) commit(ctx context.Context, b batch) error {
 	if b.rv <= s.rv && len(b.events) == 0 {
 		return nil
 	}
-	if err := s.cfg.Store.Apply(ctx, s.key, b.ops, b.rv); err != nil {
+	if err := s.applyStore(ctx, b.ops, b.rv); err != nil {
 		return fmt.Errorf("persist batch: %w", err)
 	}
 	s.rv = b.rv
@@ -146,11 +154,7 @@ func (s *Syncer) commit(ctx context.Context, b batch) error {
 // reloadCache replaces the cache's state with the stored one. Local
 // watchers are restarted by it and relist if they are behind.
 func (s *Syncer) reloadCache(ctx context.Context) error {
-	stored, wm, err := s.cfg.Store.Load(ctx, s.key)
-	if err != nil {
-		return fmt.Errorf("reload cache: %w", err)
-	}
-	objs, err := LoadObjects(stored)
+	objs, wm, err := loadState(ctx, s.cfg.Store, s.key, s.log)
 	if err != nil {
 		return fmt.Errorf("reload cache: %w", err)
 	}
@@ -159,9 +163,12 @@ func (s *Syncer) reloadCache(ctx context.Context) error {
 	return nil
 }
 
-// classify turns a cloud 410 into errExpired and wraps anything else.
+// classify turns a cloud 410, or a resourceVersion too large for the
+// cloud, into errExpired (relist, as client-go's reflector does) and wraps
+// anything else.
 func classify(what string, err error) error {
-	if apierrors.IsResourceExpired(err) || apierrors.IsGone(err) {
+	if apierrors.IsResourceExpired(err) || apierrors.IsGone(err) ||
+		apierrors.HasStatusCause(err, metav1.CauseTypeResourceVersionTooLarge) {
 		return fmt.Errorf("%s: %w", what, errExpired)
 	}
 	return fmt.Errorf("%s: %w", what, err)

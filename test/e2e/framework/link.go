@@ -4,15 +4,18 @@ package framework
 
 import (
 	"errors"
-	"io"
 	"net"
 	"sync"
 )
 
 // linkProxy forwards TCP connections from a loopback port to
 // kube-apiserver. While cut, it closes every forwarded connection and every
-// new one at once, so apiserver-lite sees the cloud vanish while the admin,
-// which connects directly, keeps writing. TLS passes through unchanged.
+// new one at once (like an RST), so apiserver-lite sees the cloud vanish
+// while the admin, which connects directly, keeps writing. While
+// black-holed, it accepts connections but holds every byte in either
+// direction, as a link that silently drops packets does to TCP: nothing
+// arrives and nothing fails until the link works again, when the held
+// bytes flow (TCP's retransmissions). TLS passes through unchanged.
 type linkProxy struct {
 	ln     net.Listener // immutable
 	target string       // immutable: kube-apiserver's host:port
@@ -23,6 +26,11 @@ type linkProxy struct {
 	cut bool
 	// conns holds both ends of every forwarded connection. Guarded by mu.
 	conns map[net.Conn]struct{}
+	// flowing is closed while bytes may pass; BlackHoleLink replaces it
+	// with an open one and RestoreLink closes that. Guarded by mu.
+	flowing chan struct{}
+	// closed is closed when the proxy closes. Immutable.
+	closed chan struct{}
 }
 
 // startLink starts the edge's link proxy and points apiserver-lite's cloud
@@ -33,7 +41,10 @@ func (c *Cluster) startLink() {
 	if err != nil {
 		c.t.Fatalf("listen for edge link: %v", err)
 	}
-	c.link = &linkProxy{ln: ln, target: loopback(c.cloudPort), conns: map[net.Conn]struct{}{}}
+	flowing := make(chan struct{})
+	close(flowing)
+	c.link = &linkProxy{ln: ln, target: loopback(c.cloudPort), conns: map[net.Conn]struct{}{},
+		flowing: flowing, closed: make(chan struct{})}
 	c.t.Cleanup(c.link.close)
 	c.link.wg.Add(1)
 	go c.link.serve()
@@ -56,13 +67,39 @@ func (c *Cluster) CutLink() {
 	}
 }
 
-// RestoreLink lets apiserver-lite reach the cloud again after CutLink.
+// BlackHoleLink makes the link drop packets silently: connections stay
+// open, and new ones are accepted, but no byte passes until RestoreLink.
+// It needs Options.EdgeLink.
+func (c *Cluster) BlackHoleLink() {
+	c.t.Helper()
+	l := c.mustLink()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	select {
+	case <-l.flowing:
+		l.flowing = make(chan struct{})
+	default: // black-holed already
+	}
+}
+
+// RestoreLink lets apiserver-lite reach the cloud again after CutLink or
+// BlackHoleLink; bytes held by a black hole are delivered.
 func (c *Cluster) RestoreLink() {
 	c.t.Helper()
 	l := c.mustLink()
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.cut = false
+	l.restoreFlowLocked()
+}
+
+// restoreFlowLocked ends a black hole. mu must be held.
+func (l *linkProxy) restoreFlowLocked() {
+	select {
+	case <-l.flowing:
+	default:
+		close(l.flowing)
+	}
 }
 
 func (c *Cluster) mustLink() *linkProxy {
@@ -105,7 +142,7 @@ func (l *linkProxy) forward(conn net.Conn) {
 	defer l.untrack(conn, up)
 	done := make(chan struct{}, 2)
 	pipe := func(dst, src net.Conn) {
-		_, _ = io.Copy(dst, src)
+		l.copy(dst, src)
 		// Closing both ends ends the other direction too.
 		dst.Close()
 		src.Close()
@@ -115,6 +152,43 @@ func (l *linkProxy) forward(conn net.Conn) {
 	go pipe(conn, up)
 	<-done
 	<-done
+}
+
+// copyBufSize is the proxy's per-direction read buffer, in bytes.
+const copyBufSize = 32 << 10
+
+// copy forwards src to dst until either fails, holding each read while the
+// link is black-holed.
+func (l *linkProxy) copy(dst, src net.Conn) {
+	buf := make([]byte, copyBufSize)
+	for {
+		n, err := src.Read(buf)
+		if n > 0 {
+			if !l.waitFlowing() {
+				return
+			}
+			if _, werr := dst.Write(buf[:n]); werr != nil {
+				return
+			}
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+// waitFlowing waits while the link is black-holed; false means the proxy
+// closed.
+func (l *linkProxy) waitFlowing() bool {
+	l.mu.Lock()
+	flowing := l.flowing
+	l.mu.Unlock()
+	select {
+	case <-flowing:
+		return true
+	case <-l.closed:
+		return false
+	}
 }
 
 // track registers a forwarded pair, or reports false if the link is cut.
@@ -142,6 +216,7 @@ func (l *linkProxy) untrack(conns ...net.Conn) {
 // the forwarding goroutines.
 func (l *linkProxy) close() {
 	l.ln.Close()
+	close(l.closed)
 	l.mu.Lock()
 	l.cut = true
 	for conn := range l.conns {

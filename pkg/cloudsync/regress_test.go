@@ -1,0 +1,121 @@
+package cloudsync
+
+import (
+	"context"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/apiserver-lite/apiserver-lite/pkg/metastore"
+	"github.com/apiserver-lite/apiserver-lite/pkg/versioncache"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/watch"
+)
+
+func withUID(u *unstructured.Unstructured, uid string) *unstructured.Unstructured {
+	u.SetUID(types.UID(uid))
+	return u
+}
+
+func TestRegressed(t *testing.T) {
+	obj := func(name string, rv uint64, uid string) *versioncache.Object {
+		o, err := toObject(withUID(cm("a", name, rv, "x"), uid))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return o
+	}
+	stored := []metastore.Object{storedObject(obj("one", 5, "u1")), storedObject(obj("two", 8, "u2"))}
+	for _, tt := range []struct {
+		name   string
+		listed []*versioncache.Object
+		listRV uint64
+		want   bool
+	}{
+		{"same history", []*versioncache.Object{obj("one", 5, "u1"), obj("two", 12, "u2")}, 20, false},
+		{"recreated after the watermark", []*versioncache.Object{obj("one", 15, "u9")}, 20, false},
+		{"list behind the watermark", []*versioncache.Object{obj("one", 5, "u1")}, 9, true},
+		{"other UID at a version we cover", []*versioncache.Object{obj("one", 5, "u9")}, 20, true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := regressed(stored, 10, tt.listed, tt.listRV); got != tt.want {
+				t.Errorf("got %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
+
+// restoredCloud is a cloud restored from a backup: it answers the first
+// watch with firstWatch, lists its older state, then watches normally.
+func restoredCloud(e *env, firstWatch func() watch.Interface, list *unstructured.UnstructuredList) *watch.FakeWatcher {
+	live := watch.NewFake()
+	var calls atomic.Int32
+	e.lw.watch = func(metav1.ListOptions) (watch.Interface, error) {
+		if calls.Add(1) == 1 {
+			return firstWatch(), nil
+		}
+		return live, nil
+	}
+	e.lw.list = func(metav1.ListOptions) (runtime.Object, error) { return list, nil }
+	return live
+}
+
+func tooLargeWatch() watch.Interface {
+	fw := watch.NewFakeWithChanSize(1, false)
+	st := apierrors.NewTimeoutError("Too large resource version", 1).ErrStatus
+	st.Details.Causes = []metav1.StatusCause{{Type: metav1.CauseTypeResourceVersionTooLarge, Message: "Too large resource version"}}
+	fw.Error(&st)
+	return fw
+}
+
+func TestCloudRVRegressionReplacesLocalState(t *testing.T) {
+	for _, tt := range []struct {
+		name  string
+		first func() watch.Interface
+	}{
+		{"410 for our watermark", expiredWatch},
+		{"watermark too large for the cloud", tooLargeWatch},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			e := mustEnv(t, t.TempDir())
+			var seed []metastore.Op
+			for _, u := range []*unstructured.Unstructured{withUID(cm("a", "one", 90, "old"), "u1"), withUID(cm("a", "gone", 50, "g"), "u2")} {
+				seed = append(seed, metastore.Op{Object: storedObject(mustObject(t, u))})
+			}
+			if err := e.store.Apply(context.Background(), e.res.Key(), seed, 100); err != nil {
+				t.Fatalf("seed: %v", err)
+			}
+			objs, wm, _ := loadState(context.Background(), e.store, e.res.Key(), discard)
+			e.cache.Replace(objs, wm)
+			local, err := e.cache.Watch(100, false, versioncache.Predicate{})
+			if err != nil {
+				t.Fatalf("local watch: %v", err)
+			}
+			defer local.Stop()
+			live := restoredCloud(e, tt.first, cmList(20, withUID(cm("a", "one", 15, "restored"), "u9"), cm("a", "new", 12, "n")))
+			e.start(t)
+			mustWaitWatermark(t, e, 20)
+
+			want := []string{"a/new@12", "a/one@15"}
+			if got := mustStored(t, e); !equal(got, want) {
+				t.Errorf("stored: got %v, want %v", got, want)
+			}
+			if got := mustCached(t, e); !equal(got, want) {
+				t.Errorf("cached: got %v, want %v", got, want)
+			}
+			for range local.Events() { // closed: the local client relists
+			}
+			live.Add(cm("a", "later", 21, "l"))
+			mustWaitWatermark(t, e, 21)
+			time.Sleep(50 * time.Millisecond) // a relist loop would show up here
+			lists, rvs := e.lw.recorded()
+			if lists != 1 || rvs[len(rvs)-1] != "20" {
+				t.Errorf("got %d lists and watch RVs %v, want 1 list and a watch from 20", lists, rvs)
+			}
+		})
+	}
+}
