@@ -32,6 +32,7 @@ type config struct {
 	NodeName       string           `mapstructure:"node-name"`
 	WatchCacheSize int              `mapstructure:"watch-cache-size"`
 	LogLevel       string           `mapstructure:"log-level"`
+	SyncScope      string           `mapstructure:"sync-scope"`
 	Resources      []resourceConfig `mapstructure:"resources"`
 }
 
@@ -83,6 +84,7 @@ func newFlagSet() *pflag.FlagSet {
 	fs.String("node-name", hostname(), "this node's name, substituted for ${NODE_NAME} in selectors")
 	fs.Int("watch-cache-size", versioncache.DefaultCapacity, "events kept per resource for watches")
 	fs.String("log-level", defaultLogLevel, "debug, info, warn or error")
+	fs.String("sync-scope", scopeAuto, "auto, node (what the Node authorizer lets this node read) or cluster (the resources list)")
 	return fs
 }
 
@@ -104,6 +106,9 @@ func (c config) validate() error {
 	}
 	if c.WatchCacheSize <= 0 {
 		errs = append(errs, fmt.Errorf("watch-cache-size must be positive, got %d", c.WatchCacheSize))
+	}
+	if c.SyncScope != scopeAuto && c.SyncScope != scopeNode && c.SyncScope != scopeCluster {
+		errs = append(errs, fmt.Errorf("sync-scope must be auto, node or cluster, got %q", c.SyncScope))
 	}
 	if len(c.Resources) == 0 {
 		errs = append(errs, errors.New("resources must not be empty"))
