@@ -107,7 +107,17 @@ func (d *Demand) listWatchOnce(ctx context.Context, lw cache.ListerWatcherWithCo
 		return classify("watch", err)
 	}
 	defer w.Stop()
-	for ev := range w.ResultChan() {
+	for {
+		var ev watch.Event
+		select {
+		case <-ctx.Done():
+			return nil
+		case e, open := <-w.ResultChan():
+			if !open {
+				return nil
+			}
+			ev = e
+		}
 		switch ev.Type {
 		case watch.Error:
 			return classify("watch event", apierrors.FromObject(ev.Object))
@@ -121,7 +131,6 @@ func (d *Demand) listWatchOnce(ctx context.Context, lw cache.ListerWatcherWithCo
 			}
 		}
 	}
-	return nil
 }
 
 // listedUpdate reads a list of at most one object.
