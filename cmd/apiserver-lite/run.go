@@ -80,6 +80,7 @@ func serve(ctx context.Context, cfg config, res []cloudsync.Resource, store *met
 	if err != nil {
 		return err
 	}
+	useRotatingCredentials(cloud, log)
 	if res, err = scopedResources(ctx, cfg, res, cloud, store, log); err != nil {
 		return err
 	}
