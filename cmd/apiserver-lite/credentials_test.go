@@ -16,9 +16,9 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"k8s.io/client-go/rest"
-	"time"
 )
 
 // writeClientCert writes a self-signed client certificate for cn and its

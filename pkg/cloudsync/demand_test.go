@@ -96,7 +96,6 @@ func mustCacheObject(t *testing.T, v any) *versioncache.Object {
 	return o
 }
 
-
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(waitTimeout)
