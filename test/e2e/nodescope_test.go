@@ -73,6 +73,9 @@ func TestNodeScope(t *testing.T) {
 
 	c.StopCloud()
 	checkNodeReads(t, c, edge, ns, "cloud stopped")
+	c.KillEdge()
+	c.StartEdge()
+	checkNodeReads(t, c, edge, ns, "restarted with the cloud stopped")
 	c.StartCloud()
 
 	w, err := edge.CoreV1().Secrets(ns).Watch(ctx, metav1.ListOptions{FieldSelector: "metadata.name=used"})
