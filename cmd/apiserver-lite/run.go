@@ -113,7 +113,7 @@ func serve(ctx context.Context, cfg config, res []cloudsync.Resource, store *met
 	if err != nil {
 		return fmt.Errorf("listen: %w", err)
 	}
-	srv := &http.Server{Handler: withTokenCache(handler, store, link, log), ReadHeaderTimeout: readHeaderTimeout}
+	srv := &http.Server{Handler: withStoredAnswers(handler, res, store, link, log), ReadHeaderTimeout: readHeaderTimeout}
 	log.Info("serving", "address", ln.Addr().String(), "node", cfg.NodeName, "resources", len(res))
 	runs := append(syncRunners(syncers), version.Run)
 	if demand != nil {
