@@ -35,6 +35,7 @@ type config struct {
 	NodeName       string           `mapstructure:"node-name"`
 	WatchCacheSize int              `mapstructure:"watch-cache-size"`
 	LogLevel       string           `mapstructure:"log-level"`
+	SyncScope      string           `mapstructure:"sync-scope"`
 	Resources      []resourceConfig `mapstructure:"resources"`
 
 	// WatchProgressTimeout is how long the cloud link may fail its probes
@@ -99,6 +100,7 @@ func newFlagSet() *pflag.FlagSet {
 		"how long the cloud link may fail its probes before every cloud watch is re-established")
 	fs.Int("max-concurrent-relists", cloudsync.DefaultMaxConcurrentRelists, "full cloud LISTs in flight at once")
 	fs.String("memory-limit", "", "Go soft memory limit, e.g. 900Mi; set it a little below the unit's MemoryMax=")
+	fs.String("sync-scope", scopeAuto, "auto, node (what the Node authorizer lets this node read) or cluster (the resources list)")
 	return fs
 }
 
@@ -129,6 +131,9 @@ func (c config) validate() error {
 	}
 	if _, err := c.memoryLimit(); err != nil {
 		errs = append(errs, err)
+	}
+	if c.SyncScope != scopeAuto && c.SyncScope != scopeNode && c.SyncScope != scopeCluster {
+		errs = append(errs, fmt.Errorf("sync-scope must be auto, node or cluster, got %q", c.SyncScope))
 	}
 	if len(c.Resources) == 0 {
 		errs = append(errs, errors.New("resources must not be empty"))

@@ -24,6 +24,10 @@ func pruneStore(ctx context.Context, store *metastore.Store, res []cloudsync.Res
 		if err := store.Drop(ctx, k); err != nil {
 			return fmt.Errorf("prune store: %w", err)
 		}
+		// A scope change may drop every secret: no copy may stay in the WAL.
+		if err := store.Scrub(ctx); err != nil {
+			log.Warn("scrubbing dropped state from the WAL failed", "err", err)
+		}
 	}
 	return nil
 }

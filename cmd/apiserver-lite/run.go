@@ -84,14 +84,18 @@ func run(ctx context.Context, args []string) error {
 // them down in order: stop accepting, end watches, stop and flush the sync
 // loops. The caller closes the store last.
 func serve(ctx context.Context, cfg config, res []cloudsync.Resource, store *metastore.Store, log *slog.Logger) error {
+	cloud, err := cloudConfig(cfg.Kubeconfig)
+	if err != nil {
+		return err
+	}
+	useRotatingCredentials(cloud, log)
+	if res, err = scopedResources(ctx, cfg, res, cloud, store, log); err != nil {
+		return err
+	}
 	if err := pruneStore(ctx, store, res, log); err != nil {
 		return err
 	}
 	caches, err := cloudsync.Restore(ctx, store, res, cfg.WatchCacheSize, log)
-	if err != nil {
-		return err
-	}
-	cloud, err := cloudConfig(cfg.Kubeconfig)
 	if err != nil {
 		return err
 	}
@@ -102,6 +106,10 @@ func serve(ctx context.Context, cfg config, res []cloudsync.Resource, store *met
 	link := cloudsync.NewLink(cloudsync.LinkConfig{Probe: probe, WatchProgressTimeout: cfg.WatchProgressTimeout,
 		MaxConcurrentRelists: cfg.MaxConcurrentRelists, Logger: log})
 	syncers, err := newSyncers(cloud, res, caches, store, link, log)
+	if err != nil {
+		return err
+	}
+	demand, err := newDemand(cloud, res, caches, store, link, log)
 	if err != nil {
 		return err
 	}
@@ -118,9 +126,13 @@ func serve(ctx context.Context, cfg config, res []cloudsync.Resource, store *met
 	if err != nil {
 		return fmt.Errorf("listen: %w", err)
 	}
-	srv := &http.Server{Handler: handler, ReadHeaderTimeout: readHeaderTimeout}
+	srv := &http.Server{Handler: withStoredAnswers(handler, res, store, link, log), ReadHeaderTimeout: readHeaderTimeout}
 	log.Info("serving", "address", ln.Addr().String(), "node", cfg.NodeName, "resources", len(res))
-	return runUntilDone(ctx, srv, ln, append(syncRunners(syncers), version.Run, link.Run), caches, log)
+	runs := append(syncRunners(syncers), version.Run, link.Run)
+	if demand != nil {
+		runs = append(runs, demand)
+	}
+	return runUntilDone(ctx, srv, ln, runs, caches, log)
 }
 
 // syncRunners are the Run methods of syncers.
@@ -184,12 +196,15 @@ func newSyncers(cloud *rest.Config, res []cloudsync.Resource, caches []*versionc
 	if err != nil {
 		return nil, fmt.Errorf("cloud discovery: %w", err)
 	}
-	out := make([]*cloudsync.Syncer, len(res))
+	out := make([]*cloudsync.Syncer, 0, len(res))
 	for i, r := range res {
-		out[i] = cloudsync.New(cloudsync.Config{
+		if r.OnDemand {
+			continue // held by the Demand, not listed
+		}
+		out = append(out, cloudsync.New(cloudsync.Config{
 			Resource: r, ListerWatcher: cloudsync.NewListerWatcher(dyn, r), Discovery: disc,
 			Store: store, Cache: caches[i], Link: link, Logger: log,
-		})
+		}))
 	}
 	return out, nil
 }

@@ -20,6 +20,10 @@ type Resource struct {
 	Namespace     string
 	LabelSelector string
 	FieldSelector string
+	// OnDemand marks a kind that is not listed: single objects are held
+	// while referenced (see Demand). Its stored state is kept apart from a
+	// listed copy of the same GVR.
+	OnDemand bool
 }
 
 // Key identifies the resource's stored state. It covers the selectors and
@@ -35,6 +39,9 @@ func (r Resource) Key() string {
 	}
 	if r.FieldSelector != "" {
 		q.Set("fieldSelector", r.FieldSelector)
+	}
+	if r.OnDemand {
+		q.Set("onDemand", "true")
 	}
 	k := r.GVR.Group + "/" + r.GVR.Version + "/" + r.GVR.Resource
 	if len(q) > 0 {

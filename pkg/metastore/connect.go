@@ -37,6 +37,10 @@ const (
 	// readerQueryOnly forbids writes on reader connections, so every write
 	// goes through the single writer.
 	readerQueryOnly = "on"
+	// secureDelete makes SQLite overwrite deleted and replaced rows with
+	// zeros, so a secret dropped from the store leaves no bytes in the
+	// database file (Scrub clears the write-ahead log).
+	secureDelete = "on"
 )
 
 // Pool sizes.
@@ -54,6 +58,7 @@ func writerDSN(path string) string {
 	p := commonParams()
 	p.Set("_journal_mode", journalMode)
 	p.Set("_txlock", writerTxLock)
+	p.Set("_secure_delete", secureDelete)
 	return fileDSN(path, p)
 }
 

@@ -95,7 +95,7 @@ edge  (apiserver-lite):  %s   node %s
 state and logs:          %s (removed on exit)
 
 Try the edge. It serves reads from its local state and proxies writes to the
-cloud as itself, so the writes configs/rbac.yaml grants (a kubelet's) pass:
+cloud as itself, so the writes its cluster-scope RBAC grants (a kubelet's) pass:
   %s get pods -A
   %s get pod -n %s %s -o yaml
   %s get configmaps -n %s -w

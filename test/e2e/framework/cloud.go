@@ -30,7 +30,7 @@ func (c *Cluster) writeCredentials() {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		c.t.Fatalf("create pki dir: %v", err)
 	}
-	p, err := writePKI(dir, c.NodeName)
+	p, err := writePKI(dir, c.NodeName, c.opts.NodeCredentials)
 	if err != nil {
 		c.t.Fatalf("write pki: %v", err)
 	}
@@ -110,6 +110,9 @@ func (c *Cluster) startAPIServer() {
 		"--service-account-signing-key-file", p.SAKey,
 		"--service-cluster-ip-range", serviceClusterIPRange,
 	)
+	if c.opts.NodeCredentials {
+		c.apiserver.Args = append(c.apiserver.Args, "--enable-admission-plugins", "NodeRestriction")
+	}
 	c.apiserver.Args = append(c.apiserver.Args, c.opts.CloudArgs...)
 	c.StartCloud()
 }

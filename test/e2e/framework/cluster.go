@@ -35,6 +35,11 @@ type Options struct {
 	// proxy that CutLink and RestoreLink control; the admin keeps its
 	// direct connection.
 	EdgeLink bool
+	// NodeCredentials gives apiserver-lite the node's own identity
+	// (CN=system:node:<NodeName>, O=system:nodes) instead of a user of its
+	// own, enables the NodeRestriction admission plugin and grants the
+	// edge no RBAC: apiserver-lite runs in node scope.
+	NodeCredentials bool
 }
 
 // Cluster is one cloud control plane and one apiserver-lite edge node, all
@@ -83,7 +88,7 @@ type Cluster struct {
 }
 
 // New starts etcd and kube-apiserver with Node,RBAC authorization, applies
-// configs/rbac.yaml and prepares namespaces. Call StartEdge to add
+// the cluster-scope RBAC (unless NodeCredentials) and prepares namespaces. Call StartEdge to add
 // apiserver-lite. Everything is torn down when the test ends.
 func New(t testing.TB, opts Options) *Cluster {
 	t.Helper()
@@ -104,7 +109,9 @@ func New(t testing.TB, opts Options) *Cluster {
 	}
 	c.startEtcd()
 	c.startAPIServer()
-	c.applyRBAC()
+	if !opts.NodeCredentials {
+		c.applyRBAC()
+	}
 	for _, ns := range append([]string{"default"}, opts.Namespaces...) {
 		c.CreateNamespace(ns)
 	}

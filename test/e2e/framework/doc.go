@@ -1,6 +1,7 @@
 // Package framework runs apiserver-lite end to end against a real cloud
 // control plane: etcd and kube-apiserver on loopback ports with temporary
-// state, the repo's configs/rbac.yaml applied under Node,RBAC authorization,
+// state, Node,RBAC authorization (with NodeRestriction and no edge RBAC for
+// a node-credential edge, else the cluster-scope RBAC in testdata),
 // apiserver-lite as a separate process, kubectl, and kubemark as a hollow
 // kubelet whose kubeconfig points at apiserver-lite.
 //

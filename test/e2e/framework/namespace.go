@@ -14,8 +14,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
-// rbacManifest is the repo's RBAC for apiserver-lite, relative to the root.
-const rbacManifest = "configs/rbac.yaml"
+// rbacManifest is the cluster-scope RBAC for apiserver-lite's own user
+// (configs/sync-scopes.md), relative to the root.
+const rbacManifest = "test/e2e/framework/testdata/cluster-scope-rbac.yaml"
 
 // rbacTimeout bounds the wait until the applied RBAC authorizes the edge;
 // the RBAC authorizer reads from informers, so it lags writes slightly.
@@ -25,7 +26,7 @@ const rbacTimeout = 30 * time.Second
 // would create in every namespace; pods mount it through kube-api-access.
 const rootCAConfigMap = "kube-root-ca.crt"
 
-// applyRBAC applies configs/rbac.yaml with kubectl as the admin and waits
+// applyRBAC applies rbacManifest with kubectl as the admin and waits
 // until the cloud authorizes apiserver-lite's identity to watch configmaps.
 func (c *Cluster) applyRBAC() {
 	c.t.Helper()

@@ -25,6 +25,9 @@ const (
 	adminGroup  = "system:masters"
 	edgeGroup   = "apiserver-lite"
 	edgeUserFmt = "apiserver-lite:%s"
+	// The Node authorizer's identity of a node.
+	nodeGroup   = "system:nodes"
+	nodeUserFmt = "system:node:%s"
 )
 
 // pki holds the paths of a test cluster's credentials, all under Dir.
@@ -38,13 +41,15 @@ type pki struct {
 	CAPEM       []byte
 
 	admin keyPair // CN=e2e-admin, O=system:masters
-	edge  keyPair // CN=apiserver-lite:<node>, O=apiserver-lite
+	edge  keyPair // CN=apiserver-lite:<node>, O=apiserver-lite; or the node's own
 }
 
 // writePKI generates a CA, the kube-apiserver serving certificate, the
 // service account key pair and the admin and apiserver-lite client
-// certificates, and writes the files kube-apiserver reads into dir.
-func writePKI(dir, nodeName string) (*pki, error) {
+// certificates, and writes the files kube-apiserver reads into dir. With
+// nodeCreds, apiserver-lite's certificate is the node's own
+// (CN=system:node:<node>, O=system:nodes).
+func writePKI(dir, nodeName string, nodeCreds bool) (*pki, error) {
 	ca, err := newAuthority("apiserver-lite-e2e-ca")
 	if err != nil {
 		return nil, err
@@ -67,7 +72,11 @@ func writePKI(dir, nodeName string) (*pki, error) {
 	if p.admin, err = ca.issueClient(adminUser, adminGroup); err != nil {
 		return nil, err
 	}
-	if p.edge, err = ca.issueClient(fmt.Sprintf(edgeUserFmt, nodeName), edgeGroup); err != nil {
+	edgeUser, group := fmt.Sprintf(edgeUserFmt, nodeName), edgeGroup
+	if nodeCreds {
+		edgeUser, group = fmt.Sprintf(nodeUserFmt, nodeName), nodeGroup
+	}
+	if p.edge, err = ca.issueClient(edgeUser, group); err != nil {
 		return nil, err
 	}
 	files := map[string][]byte{

@@ -1,0 +1,46 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net/http"
+
+	"github.com/apiserver-lite/apiserver-lite/pkg/cloudsync"
+	"github.com/apiserver-lite/apiserver-lite/pkg/listwatch/readcache"
+	"github.com/apiserver-lite/apiserver-lite/pkg/listwatch/tokencache"
+	"github.com/apiserver-lite/apiserver-lite/pkg/metastore"
+)
+
+// metaAnswers keeps answers of the cloud in the metastore's meta table.
+type metaAnswers struct{ store *metastore.Store }
+
+func (s metaAnswers) Put(ctx context.Context, key string, value []byte) error {
+	return s.store.PutMeta(ctx, key, value)
+}
+
+func (s metaAnswers) Lookup(ctx context.Context, key string) ([]byte, bool, error) {
+	v, err := s.store.GetMeta(ctx, key)
+	if errors.Is(err, metastore.ErrNotFound) {
+		return nil, false, nil
+	}
+	return v, err == nil, err
+}
+
+func (s metaAnswers) Delete(ctx context.Context, key string) error {
+	return s.store.DeleteMeta(ctx, key)
+}
+
+// withStoredAnswers answers the kubelet's TokenRequests, and in node scope
+// GETs of kinds a node may get but not list, from the store while the
+// cloud is unreachable.
+func withStoredAnswers(h http.Handler, res []cloudsync.Resource, store *metastore.Store, link *cloudsync.Link, log *slog.Logger) http.Handler {
+	answers := metaAnswers{store}
+	for _, r := range res {
+		if r.OnDemand { // node scope: get-only kinds are not synced
+			h = readcache.Wrap(h, readcache.Config{Store: answers, Connected: link.Connected, Logger: log})
+			break
+		}
+	}
+	return tokencache.Wrap(h, tokencache.Config{Store: answers, Connected: link.Connected, Logger: log})
+}

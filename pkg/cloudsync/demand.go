@@ -1,0 +1,177 @@
+package cloudsync
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/apiserver-lite/apiserver-lite/pkg/cloudsync/nodescope"
+	"github.com/apiserver-lite/apiserver-lite/pkg/metastore"
+	"github.com/apiserver-lite/apiserver-lite/pkg/versioncache"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/utils/clock"
+)
+
+// scrubRetry is how long Demand waits before retrying a WAL checkpoint
+// that a concurrent reader kept from completing; a few retries fit well
+// inside the 60 s within which a dropped object's bytes must be gone.
+const scrubRetry = 5 * time.Second
+
+// DemandStore is the durable side of a Demand. *metastore.Store satisfies
+// it.
+type DemandStore interface {
+	Apply(ctx context.Context, resource string, ops []metastore.Op, watermark uint64) error
+	PutMeta(ctx context.Context, key string, value []byte) error
+	// Scrub checkpoints and truncates the write-ahead log, so that deleted
+	// rows (overwritten in place by secure_delete) leave no copy on disk.
+	Scrub(ctx context.Context) error
+}
+
+// DemandKind is one kind a Demand holds objects of: a resource marked
+// OnDemand and the cache local clients read it from.
+type DemandKind struct {
+	Resource Resource
+	Cache    *versioncache.Cache
+}
+
+// DemandConfig wires a Demand. Clock and Logger may be nil.
+type DemandConfig struct {
+	// Pods and Nodes are the local caches of the node's pods and its own
+	// Node; their contents decide what is referenced.
+	Pods, Nodes *versioncache.Cache
+	Secrets     DemandKind
+	ConfigMaps  DemandKind
+	// Source returns a lister-watcher of one cloud object: r narrowed to a
+	// namespace and a metadata.name field selector.
+	Source    func(r Resource) cache.ListerWatcherWithContext
+	Discovery Discoverer
+	Store     DemandStore
+	Link      *Link
+	Clock     clock.Clock
+	Logger    *slog.Logger
+}
+
+// Demand holds the secrets and configmaps that the node's pods (and its
+// Node) reference, and nothing else: the set the Node authorizer lets the
+// node read. Each referenced object is watched on its own, by name, as the
+// kubelet does. When the last reference goes, the watch stops and the
+// object is deleted from the cache (local watchers see DELETED) and from
+// the store, whose deleted bytes are then scrubbed from disk.
+//
+// Run owns every field below; workers only send on updates.
+type Demand struct {
+	cfg  DemandConfig
+	log  *slog.Logger
+	refs *nodescope.Set
+	// owners are the pods (and the node) whose references are in refs.
+	owners map[nodescope.Owner]bool
+	// workers are the running per-object watches, one per held ref.
+	workers map[nodescope.Ref]*objectWorker
+	// nextGen numbers workers, so updates of a stopped one are ignored.
+	nextGen uint64
+	updates chan objectUpdate
+	wg      sync.WaitGroup
+	// scrubDue is set when deleted rows may still be in the WAL.
+	scrubDue bool
+}
+
+// NewDemand returns a Demand; the caller loaded its kinds' caches from the
+// store.
+func NewDemand(cfg DemandConfig) *Demand {
+	if cfg.Clock == nil {
+		cfg.Clock = clock.RealClock{}
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	return &Demand{
+		cfg: cfg, log: cfg.Logger.With("component", "on-demand"),
+		refs: nodescope.NewSet(), owners: map[nodescope.Owner]bool{},
+		workers: map[nodescope.Ref]*objectWorker{}, updates: make(chan objectUpdate),
+	}
+}
+
+// kind returns the DemandKind holding objects of k.
+func (d *Demand) kind(k nodescope.Kind) DemandKind {
+	if k == nodescope.Secret {
+		return d.cfg.Secrets
+	}
+	return d.cfg.ConfigMaps
+}
+
+// Run holds the referenced objects until ctx ends, then stops every
+// per-object watch and returns nil. It returns an error only if the store
+// fails.
+func (d *Demand) Run(ctx context.Context) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer func() {
+		cancel()
+		d.wg.Wait()
+	}()
+	if err := d.start(ctx); err != nil {
+		if ctx.Err() != nil {
+			return nil
+		}
+		return err
+	}
+	err := d.loop(ctx)
+	if ctx.Err() != nil {
+		return nil
+	}
+	return err
+}
+
+// start waits for discovery information and for the pod and node caches,
+// and makes the held kinds' caches ready.
+func (d *Demand) start(ctx context.Context) error {
+	for _, k := range []DemandKind{d.cfg.Secrets, d.cfg.ConfigMaps} {
+		if err := d.ensureInfo(ctx, k); err != nil {
+			return err
+		}
+	}
+	if err := d.cfg.Pods.WaitForRV(ctx, 1); err != nil {
+		return fmt.Errorf("wait for pods: %w", err)
+	}
+	if err := d.cfg.Nodes.WaitForRV(ctx, 1); err != nil {
+		return fmt.Errorf("wait for node: %w", err)
+	}
+	for _, k := range []DemandKind{d.cfg.Secrets, d.cfg.ConfigMaps} {
+		if k.Cache.Ready() {
+			continue
+		}
+		// Nothing is held yet: start empty at the pods' RV, a real cloud
+		// RV, so that the first held object is applied above it or
+		// replaces the state.
+		rv := d.cfg.Pods.RV()
+		if err := d.cfg.Store.Apply(ctx, k.Resource.Key(), nil, rv); err != nil {
+			return fmt.Errorf("start %s: %w", k.Resource.Key(), err)
+		}
+		k.Cache.Replace(nil, rv)
+	}
+	return nil
+}
+
+// ensureInfo fetches a kind's discovery information unless it was loaded
+// from the store, retrying until the cloud answers.
+func (d *Demand) ensureInfo(ctx context.Context, k DemandKind) error {
+	if _, ok := k.Cache.Info(); ok {
+		return nil
+	}
+	b := newBackoff()
+	for {
+		info, err := discoverInfo(d.cfg.Discovery, k.Resource)
+		if err == nil {
+			return persistInfo(ctx, d.cfg.Store, k, info)
+		}
+		d.log.Warn("cloud discovery failed, backing off", "resource", k.Resource.Key(), "err", err)
+		if err := sleep(ctx, d.cfg.Clock, retryDelay(&b, err)); err != nil {
+			return err
+		}
+	}
+}
+
+// errStopped means a local cache the Demand follows was closed.
+var errStopped = errors.New("local cache closed")

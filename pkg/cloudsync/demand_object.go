@@ -1,0 +1,156 @@
+package cloudsync
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"strconv"
+	"time"
+
+	"github.com/apiserver-lite/apiserver-lite/pkg/cloudsync/nodescope"
+	"github.com/apiserver-lite/apiserver-lite/pkg/versioncache"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/tools/cache"
+)
+
+// objectWorker is the running watch of one referenced object.
+type objectWorker struct {
+	gen    uint64
+	cancel context.CancelFunc
+}
+
+// objectUpdate is what a worker learned about its object: the answer of a
+// list (Listed; Object nil when the object does not exist, RV the list's)
+// or one watch event.
+type objectUpdate struct {
+	ref    nodescope.Ref
+	gen    uint64
+	listed bool
+	typ    watch.EventType
+	obj    *versioncache.Object
+	rv     uint64
+}
+
+// startWorker starts watching r by name.
+func (d *Demand) startWorker(ctx context.Context, r nodescope.Ref) {
+	d.nextGen++
+	wctx, cancel := context.WithCancel(ctx)
+	w := &objectWorker{gen: d.nextGen, cancel: cancel}
+	d.workers[r] = w
+	k := d.kind(r.Kind).Resource
+	lw := d.cfg.Source(Resource{GVR: k.GVR, Namespace: r.Namespace, FieldSelector: "metadata.name=" + r.Name})
+	d.wg.Go(func() {
+		d.watchObject(wctx, lw, r, w.gen)
+	})
+}
+
+// stopWorker ends r's watch; updates it already sent are ignored.
+func (d *Demand) stopWorker(r nodescope.Ref) {
+	if w := d.workers[r]; w != nil {
+		w.cancel()
+		delete(d.workers, r)
+	}
+}
+
+// watchObject lists and watches one object until ctx ends, relisting
+// whenever the watch ends and backing off after failures.
+func (d *Demand) watchObject(ctx context.Context, lw cache.ListerWatcherWithContext, r nodescope.Ref, gen uint64) {
+	b := newBackoff()
+	for ctx.Err() == nil {
+		err := d.listWatchOnce(ctx, lw, r, gen, func() {
+			b = newBackoff()
+		})
+		if ctx.Err() != nil {
+			return
+		}
+		if err == nil || errors.Is(err, errExpired) {
+			continue
+		}
+		d.log.Info("watch of referenced object failed, backing off", "kind", r.Kind, "namespace", r.Namespace, "name", r.Name, "err", err)
+		if sleep(ctx, d.cfg.Clock, retryDelay(&b, err)) != nil {
+			return
+		}
+	}
+}
+
+// listWatchOnce lists the object, then streams its changes until the watch
+// ends.
+func (d *Demand) listWatchOnce(ctx context.Context, lw cache.ListerWatcherWithContext, r nodescope.Ref, gen uint64, reached func()) error {
+	list, err := lw.ListWithContext(ctx, metav1.ListOptions{})
+	if err != nil {
+		return classify("list", err)
+	}
+	reached()
+	u, err := listedUpdate(list)
+	if err != nil {
+		return err
+	}
+	u.ref, u.gen = r, gen
+	if !d.send(ctx, u) {
+		return nil
+	}
+	timeout := int64((minWatchTimeout + rand.N(minWatchTimeout)) / time.Second)
+	w, err := lw.WatchWithContext(ctx, metav1.ListOptions{ResourceVersion: strconv.FormatUint(u.rv, 10), TimeoutSeconds: &timeout})
+	if err != nil {
+		return classify("watch", err)
+	}
+	defer w.Stop()
+	for {
+		var ev watch.Event
+		select {
+		case <-ctx.Done():
+			return nil
+		case e, open := <-w.ResultChan():
+			if !open {
+				return nil
+			}
+			ev = e
+		}
+		switch ev.Type {
+		case watch.Error:
+			return classify("watch event", apierrors.FromObject(ev.Object))
+		case watch.Added, watch.Modified, watch.Deleted:
+			o, err := toObject(ev.Object)
+			if err != nil {
+				return err
+			}
+			if !d.send(ctx, objectUpdate{ref: r, gen: gen, typ: ev.Type, obj: o, rv: o.RV}) {
+				return nil
+			}
+		}
+	}
+}
+
+// listedUpdate reads a list of at most one object.
+func listedUpdate(list runtime.Object) (objectUpdate, error) {
+	lm, err := meta.ListAccessor(list)
+	if err != nil {
+		return objectUpdate{}, fmt.Errorf("list: %w", err)
+	}
+	rv, err := strconv.ParseUint(lm.GetResourceVersion(), 10, 64)
+	if err != nil {
+		return objectUpdate{}, fmt.Errorf("list resource version %q: %w", lm.GetResourceVersion(), err)
+	}
+	u := objectUpdate{listed: true, rv: rv}
+	err = meta.EachListItem(list, func(item runtime.Object) error {
+		o, err := toObject(item)
+		u.obj = o
+		return err
+	})
+	return u, err
+}
+
+// send hands u to Run's loop; false when the worker was stopped first.
+func (d *Demand) send(ctx context.Context, u objectUpdate) bool {
+	select {
+	case d.updates <- u:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}

@@ -1,0 +1,194 @@
+package cloudsync
+
+import (
+	"context"
+	"encoding/json"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/apiserver-lite/apiserver-lite/pkg/metastore"
+	"github.com/apiserver-lite/apiserver-lite/pkg/versioncache"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/tools/cache"
+)
+
+// demandCloud is the cloud at the network edge: named objects answered
+// from a map, one fake watch per object, and a record of what was asked.
+type demandCloud struct {
+	mu      sync.Mutex
+	objs    map[string]*unstructured.Unstructured // by "resource/ns/name"; guarded by mu
+	watches map[string]*watch.FakeWatcher         // guarded by mu
+	asked   map[string]bool                       // guarded by mu
+	listRV  uint64                                // guarded by mu
+}
+
+func (c *demandCloud) source(r Resource) cache.ListerWatcherWithContext {
+	key := r.GVR.Resource + "/" + r.Namespace + "/" + r.FieldSelector[len("metadata.name="):]
+	return &cache.ListWatch{
+		ListWithContextFunc: func(context.Context, metav1.ListOptions) (runtime.Object, error) {
+			c.mu.Lock()
+			defer c.mu.Unlock()
+			c.asked[key] = true
+			l := &unstructured.UnstructuredList{Object: map[string]any{"apiVersion": "v1", "kind": "List"}}
+			l.SetResourceVersion(strconv.FormatUint(c.listRV, 10))
+			if o := c.objs[key]; o != nil {
+				l.Items = append(l.Items, *o.DeepCopy())
+			}
+			return l, nil
+		},
+		WatchFuncWithContext: func(context.Context, metav1.ListOptions) (watch.Interface, error) {
+			c.mu.Lock()
+			defer c.mu.Unlock()
+			w := watch.NewFakeWithChanSize(10, false)
+			c.watches[key] = w
+			return w, nil
+		},
+	}
+}
+
+func (c *demandCloud) wasAsked(key string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.asked[key]
+}
+
+func (c *demandCloud) watchOf(key string) *watch.FakeWatcher {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.watches[key]
+}
+
+type demandDiscovery struct{}
+
+func (demandDiscovery) ServerResourcesForGroupVersion(gv string) (*metav1.APIResourceList, error) {
+	return &metav1.APIResourceList{GroupVersion: gv, APIResources: []metav1.APIResource{
+		{Name: "secrets", Namespaced: true, Kind: "Secret", Verbs: metav1.Verbs{"get", "list", "watch"}},
+		{Name: "configmaps", Namespaced: true, Kind: "ConfigMap", Verbs: metav1.Verbs{"get", "list", "watch"}},
+	}}, nil
+}
+
+func namedObject(kind, ns, name string, rv uint64, data string) *unstructured.Unstructured {
+	return &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "v1", "kind": kind,
+		"metadata": map[string]any{"namespace": ns, "name": name, "resourceVersion": strconv.FormatUint(rv, 10)},
+		"data":     map[string]any{"k": data},
+	}}
+}
+
+func mustCacheObject(t *testing.T, v any) *versioncache.Object {
+	t.Helper()
+	raw, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o, err := versioncache.NewObject(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return o
+}
+
+func TestDemandHoldsOnlyReferencedObjects(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	store, err := metastore.Open(ctx, filepath.Join(t.TempDir(), "state.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	pod := &corev1.Pod{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"},
+		ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "p1", ResourceVersion: "20"},
+		Spec: corev1.PodSpec{NodeName: "n1", Containers: []corev1.Container{{Name: "c"}}, Volumes: []corev1.Volume{
+			{Name: "s", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: "used"}}},
+			{Name: "t", VolumeSource: corev1.VolumeSource{Projected: &corev1.ProjectedVolumeSource{Sources: []corev1.VolumeProjection{
+				{ConfigMap: &corev1.ConfigMapProjection{LocalObjectReference: corev1.LocalObjectReference{Name: "kube-root-ca.crt"}}}}}}},
+		}},
+	}
+	node := &corev1.Node{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Node"}, ObjectMeta: metav1.ObjectMeta{Name: "n1", ResourceVersion: "5"}}
+	pods := versioncache.New(schema.GroupVersionResource{Version: "v1", Resource: "pods"}, 10)
+	pods.Replace([]*versioncache.Object{mustCacheObject(t, pod)}, 30)
+	nodes := versioncache.New(schema.GroupVersionResource{Version: "v1", Resource: "nodes"}, 10)
+	nodes.Replace([]*versioncache.Object{mustCacheObject(t, node)}, 30)
+	secrets := DemandKind{Resource: Resource{GVR: schema.GroupVersionResource{Version: "v1", Resource: "secrets"}, OnDemand: true},
+		Cache: versioncache.New(schema.GroupVersionResource{Version: "v1", Resource: "secrets"}, 10)}
+	cms := DemandKind{Resource: Resource{GVR: cmGVR, OnDemand: true}, Cache: versioncache.New(cmGVR, 10)}
+	cloud := &demandCloud{listRV: 40, asked: map[string]bool{}, watches: map[string]*watch.FakeWatcher{}, objs: map[string]*unstructured.Unstructured{
+		"secrets/ns/used":                namedObject("Secret", "ns", "used", 10, "in-use"),
+		"secrets/ns/unused":              namedObject("Secret", "ns", "unused", 11, "never"),
+		"configmaps/ns/kube-root-ca.crt": namedObject("ConfigMap", "ns", "kube-root-ca.crt", 12, "ca"),
+	}}
+	d := NewDemand(DemandConfig{Pods: pods, Nodes: nodes, Secrets: secrets, ConfigMaps: cms, Source: cloud.source,
+		Discovery: demandDiscovery{}, Store: store, Link: newUpLink()})
+	done := make(chan error, 1)
+	go func() { done <- d.Run(ctx) }()
+
+	held := func(k DemandKind, name string) bool {
+		o, _, err := k.Cache.Get("ns", name)
+		return err == nil && o != nil
+	}
+	waitFor(t, "the referenced secret and configmap", func() bool { return held(secrets, "used") && held(cms, "kube-root-ca.crt") })
+	if cloud.wasAsked("secrets/ns/unused") || held(secrets, "unused") {
+		t.Errorf("unreferenced secret was asked for or held, want neither")
+	}
+	if stored, _ := mustLoadKey(t, store, secrets.Resource.Key()); len(stored) != 1 || stored[0].Name != "used" {
+		t.Errorf("stored secrets: got %v, want only ns/used", stored)
+	}
+
+	// A cloud change of a held object reaches local clients.
+	waitFor(t, "the secret's watch", func() bool { return cloud.watchOf("secrets/ns/used") != nil })
+	cloud.watchOf("secrets/ns/used").Modify(namedObject("Secret", "ns", "used", 50, "rotated"))
+	waitFor(t, "the rotated secret", func() bool {
+		o, _, _ := secrets.Cache.Get("ns", "used")
+		return o != nil && o.RV == 50
+	})
+
+	// The last referencing pod goes: local watchers see DELETED and the
+	// store no longer holds it.
+	w, err := secrets.Cache.Watch(secrets.Cache.RV(), false, versioncache.Predicate{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop()
+	podObj, _, _ := pods.Get("ns", "p1")
+	gone, err := podObj.WithRV(60)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := pods.Apply([]versioncache.Event{{Type: watch.Deleted, Object: gone}}, 60); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case ev := <-w.Events():
+		if ev.Type != watch.Deleted || ev.Object.Name != "used" || ev.RV != 60 {
+			t.Errorf("got %s %s at %d, want DELETED used at 60", ev.Type, ev.Object.Name, ev.RV)
+		}
+	case <-time.After(waitTimeout):
+		t.Fatalf("no DELETED event for the unreferenced secret")
+	}
+	if stored, wm := mustLoadKey(t, store, secrets.Resource.Key()); len(stored) != 0 || wm != 60 {
+		t.Errorf("stored secrets after the pod left: got %v at %d, want none at 60", stored, wm)
+	}
+	waitFor(t, "the configmap to go", func() bool { return !held(cms, "kube-root-ca.crt") })
+	cancel()
+	if err := <-done; err != nil {
+		t.Errorf("Run: got %v, want nil", err)
+	}
+}
+
+func mustLoadKey(t *testing.T, s *metastore.Store, key string) ([]metastore.Object, uint64) {
+	t.Helper()
+	objs, wm, err := s.Load(context.Background(), key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return objs, wm
+}
