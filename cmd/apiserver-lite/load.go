@@ -20,7 +20,7 @@ func loadCaches(ctx context.Context, store *metastore.Store, res []cloudsync.Res
 	for _, r := range res {
 		c := versioncache.New(r.GVR, size)
 		if err := loadCache(ctx, store, r, c, log); err != nil {
-			return nil, fmt.Errorf("load %s: %w", r.Key(), err)
+			return nil, err // names the resource
 		}
 		log.Info("loaded resource", "resource", r.Key(), "ready", c.Ready(), "rv", c.RV())
 		caches = append(caches, c)
@@ -38,7 +38,7 @@ func loadCache(ctx context.Context, store *metastore.Store, r cloudsync.Resource
 	}
 	var info versioncache.Info
 	if err := json.Unmarshal(raw, &info); err != nil {
-		return fmt.Errorf("decode info: %w", err)
+		return fmt.Errorf("decode info of %s: %w", r.Key(), err)
 	}
 	c.SetInfo(info)
 	snap, err := store.LoadSnapshot(ctx, r.Key())
