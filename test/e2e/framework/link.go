@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"sync"
+	"sync/atomic"
 )
 
 // linkProxy forwards TCP connections from a loopback port to
@@ -17,6 +18,10 @@ type linkProxy struct {
 	ln     net.Listener // immutable
 	target string       // immutable: kube-apiserver's host:port
 	wg     sync.WaitGroup
+
+	// sent and received count the bytes forwarded to and from the cloud,
+	// TLS records included.
+	sent, received atomic.Int64
 
 	mu sync.Mutex
 	// cut is true between CutLink and RestoreLink. Guarded by mu.
@@ -104,17 +109,38 @@ func (l *linkProxy) forward(conn net.Conn) {
 	}
 	defer l.untrack(conn, up)
 	done := make(chan struct{}, 2)
-	pipe := func(dst, src net.Conn) {
-		_, _ = io.Copy(dst, src)
+	pipe := func(dst, src net.Conn, n *atomic.Int64) {
+		_, _ = io.Copy(countingWriter{dst, n}, src)
 		// Closing both ends ends the other direction too.
 		dst.Close()
 		src.Close()
 		done <- struct{}{}
 	}
-	go pipe(up, conn)
-	go pipe(conn, up)
+	go pipe(up, conn, &l.sent)
+	go pipe(conn, up, &l.received)
 	<-done
 	<-done
+}
+
+// countingWriter adds the bytes it writes to n as they pass, so that
+// long-lived watch connections are counted while they are open.
+type countingWriter struct {
+	w io.Writer
+	n *atomic.Int64
+}
+
+func (c countingWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n.Add(int64(n))
+	return n, err
+}
+
+// LinkBytes returns the bytes apiserver-lite sent to and received from the
+// cloud through the link proxy so far. It needs Options.EdgeLink.
+func (c *Cluster) LinkBytes() (sent, received int64) {
+	c.t.Helper()
+	l := c.mustLink()
+	return l.sent.Load(), l.received.Load()
 }
 
 // track registers a forwarded pair, or reports false if the link is cut.
