@@ -86,7 +86,7 @@ func (res *results) check() []error {
 		if s.sync.took <= 0 || s.sync.objects < s.objects || s.sync.linkBytes <= 0 || s.sync.dbBytes <= 0 {
 			fail("step %d: sync %+v", s.objects, s.sync)
 		}
-		if s.lite.HWM <= 0 || s.kube.HWM <= 0 || s.etcd.HWM <= 0 || s.heldJSON <= 0 || s.coldStart <= 0 {
+		if s.lite.HWM <= 0 || s.kube.HWM <= 0 || s.etcd.HWM <= 0 || s.heldJSON <= 0 || s.coldStart.serving <= 0 || s.coldStart.full < s.coldStart.serving {
 			fail("step %d: memory, held JSON or cold start missing: %+v", s.objects, s)
 		}
 	}
@@ -108,7 +108,7 @@ func (res *results) check() []error {
 			fail("round %d: no cloud link bytes per event", i+1)
 		}
 	}
-	if res.coldOnline <= 0 || res.coldOffline <= 0 {
+	if res.coldOnline.serving <= 0 || res.coldOffline.serving <= 0 {
 		fail("cold start online %v, offline %v", res.coldOnline, res.coldOffline)
 	}
 	if res.peakLite.HWM <= 0 || res.peakKube.HWM <= 0 || res.profiles == "" {

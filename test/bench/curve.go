@@ -26,12 +26,16 @@ func (res *results) writeEdgeOnly(b *bytes.Buffer) {
 	last := res.steps[len(res.steps)-1]
 	coldGoal := time.Duration(float64(coldStartGoal) * max(1, float64(n)/coldStartObjects))
 	fmt.Fprintf(b, "\napiserver-lite alone, at %d objects:\n\n| figure | value | goal | met |\n|---|---|---|---|\n", n)
-	fmt.Fprintf(b, "| cold start online (restart on its SQLite, cloud reachable), to a full LIST of pods and configmaps | %.0f ms | < %.0f ms | %s |\n",
-		ms(res.coldOnline), ms(coldGoal), yesNo(res.coldOnline < coldGoal))
-	fmt.Fprintf(b, "| cold start offline (cloud link cut), to a full LIST of pods and configmaps | %.0f ms | < %.0f ms | %s |\n",
-		ms(res.coldOffline), ms(coldGoal), yesNo(res.coldOffline < coldGoal))
+	for _, cs := range []struct {
+		name string
+		t    coldTimes
+	}{{"online (cloud reachable)", res.coldOnline}, {"offline (cloud link cut)", res.coldOffline}} {
+		fmt.Fprintf(b, "| cold start %s: SIGKILL, restart on its SQLite, to the first LIST answered | %.0f ms | < %.0f ms | %s |\n",
+			cs.name, ms(cs.t.serving), ms(coldGoal), yesNo(cs.t.serving < coldGoal))
+		fmt.Fprintf(b, "| cold start %s, to every pod and configmap listed and decoded by a client | %.0f ms | | |\n", cs.name, ms(cs.t.full))
+	}
 	rate := last.sync.rate()
-	fmt.Fprintf(b, "| initial sync from scratch, process start to every object served | %.2f s, %.0f objects/s | ≥ %d objects/s | %s |\n",
+	fmt.Fprintf(b, "| initial sync from scratch, process start to /readyz with every object served | %.2f s, %.0f objects/s | ≥ %d objects/s | %s |\n",
 		last.sync.took.Seconds(), rate, syncGoal, yesNo(rate >= syncGoal))
 	fmt.Fprintf(b, "| cloud link bytes per object in the initial sync (both ways, TLS included) | %.0f B | | |\n", last.sync.perObject())
 	fmt.Fprintf(b, "| cloud link bytes per watch event at %d updates/s (both ways, TLS included) | %.0f B | | |\n", res.cfg.UpdatesPerSec, res.linkPerEvent())
@@ -78,13 +82,13 @@ func (res *results) growth() (float64, bool) {
 // writeCurve renders the memory curve: one fresh sync per data set size.
 func (res *results) writeCurve(b *bytes.Buffer) {
 	fmt.Fprintf(b, "\nHow the cost grows: at each size a fresh apiserver-lite synced from scratch (one measurement each).\n\n")
-	fmt.Fprintf(b, "| objects | JSON held | load into the cloud | sync | lite VmRSS / VmHWM | kube-apiserver VmRSS / VmHWM | etcd VmRSS | LIST JSON kube / lite | LIST protobuf kube / lite | cold start | link bytes per object | SQLite |\n")
+	fmt.Fprintf(b, "| objects | JSON held | load into the cloud | sync | lite VmRSS / VmHWM | kube-apiserver VmRSS / VmHWM | etcd VmRSS | LIST JSON kube / lite | LIST protobuf kube / lite | cold start: serving / full LIST | link bytes per object | SQLite |\n")
 	fmt.Fprintf(b, "|---|---|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, s := range res.steps {
-		fmt.Fprintf(b, "| %d | %.0f MiB | %.1f s | %.2f s (%.0f/s) | %d / %d MiB | %d / %d MiB | %d MiB | %.0f / %.0f ms | %.0f / %.0f ms | %.0f ms | %.0f B | %.1f MiB |\n",
+		fmt.Fprintf(b, "| %d | %.0f MiB | %.1f s | %.2f s (%.0f/s) | %d / %d MiB | %d / %d MiB | %d MiB | %.0f / %.0f ms | %.0f / %.0f ms | %.0f / %.0f ms | %.0f B | %.1f MiB |\n",
 			s.objects, float64(s.heldJSON)/mib, s.load.Seconds(), s.sync.took.Seconds(), s.sync.rate(),
 			s.lite.RSS/mib, s.lite.HWM/mib, s.kube.RSS/mib, s.kube.HWM/mib, s.etcd.RSS/mib,
 			ms(s.listJSON[kubeSide]), ms(s.listJSON[liteSide]), ms(s.listProto[kubeSide]), ms(s.listProto[liteSide]),
-			ms(s.coldStart), s.sync.perObject(), float64(s.sync.dbBytes)/mib)
+			ms(s.coldStart.serving), ms(s.coldStart.full), s.sync.perObject(), float64(s.sync.dbBytes)/mib)
 	}
 }

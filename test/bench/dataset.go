@@ -19,7 +19,7 @@ import (
 const benchNamespace = "bench"
 
 // Shape of one pod: podEnvVars environment variables of random 16-hex-digit
-// values across two containers make about 8 KB of JSON after the cloud's
+// values across two containers make about 9 KB of JSON after the cloud's
 // defaulting, and compress about as well as real pod specs do.
 const (
 	podEnvVars     = 54

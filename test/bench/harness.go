@@ -28,7 +28,7 @@ type stepResult struct {
 	heldJSON  int64
 	listJSON  [2]time.Duration
 	listProto [2]time.Duration
-	coldStart time.Duration // online, from the data synced at this step
+	coldStart coldTimes // online, from the data synced at this step
 }
 
 // roundResult is one alternating round at the full data set.
@@ -51,7 +51,7 @@ type results struct {
 	// peak is each server's memory after the rounds: VmHWM covers the
 	// whole run since the last sync from scratch.
 	peakLite, peakKube, peakEtcd memory
-	coldOnline, coldOffline      time.Duration
+	coldOnline, coldOffline      coldTimes
 	profiles                     string // where profiles went, or why none
 	pprof                        bool   // apiserver-lite serves /debug/pprof
 }
