@@ -75,3 +75,9 @@ func (c *Cluster) EdgeClient() kubernetes.Interface {
 	}
 	return cs
 }
+
+// CloudProcesses returns the kube-apiserver and etcd processes, for
+// resource accounting by benchmarks.
+func (c *Cluster) CloudProcesses() (apiserver, etcd *Process) {
+	return c.apiserver, c.etcd
+}

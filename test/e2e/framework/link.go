@@ -6,6 +6,7 @@ import (
 	"errors"
 	"net"
 	"sync"
+	"sync/atomic"
 )
 
 // linkProxy forwards TCP connections from a loopback port to
@@ -20,6 +21,10 @@ type linkProxy struct {
 	ln     net.Listener // immutable
 	target string       // immutable: kube-apiserver's host:port
 	wg     sync.WaitGroup
+
+	// sent and received count the bytes forwarded to and from the cloud,
+	// TLS records included.
+	sent, received atomic.Int64
 
 	mu sync.Mutex
 	// cut is true between CutLink and RestoreLink. Guarded by mu.
@@ -141,15 +146,15 @@ func (l *linkProxy) forward(conn net.Conn) {
 	}
 	defer l.untrack(conn, up)
 	done := make(chan struct{}, 2)
-	pipe := func(dst, src net.Conn) {
-		l.copy(dst, src)
+	pipe := func(dst, src net.Conn, n *atomic.Int64) {
+		l.copy(dst, src, n)
 		// Closing both ends ends the other direction too.
 		dst.Close()
 		src.Close()
 		done <- struct{}{}
 	}
-	go pipe(up, conn)
-	go pipe(conn, up)
+	go pipe(up, conn, &l.sent)
+	go pipe(conn, up, &l.received)
 	<-done
 	<-done
 }
@@ -159,7 +164,7 @@ const copyBufSize = 32 << 10
 
 // copy forwards src to dst until either fails, holding each read while the
 // link is black-holed.
-func (l *linkProxy) copy(dst, src net.Conn) {
+func (l *linkProxy) copy(dst, src net.Conn, count *atomic.Int64) {
 	buf := make([]byte, copyBufSize)
 	for {
 		n, err := src.Read(buf)
@@ -167,7 +172,9 @@ func (l *linkProxy) copy(dst, src net.Conn) {
 			if !l.waitFlowing() {
 				return
 			}
-			if _, werr := dst.Write(buf[:n]); werr != nil {
+			w, werr := dst.Write(buf[:n])
+			count.Add(int64(w))
+			if werr != nil {
 				return
 			}
 		}
@@ -189,6 +196,14 @@ func (l *linkProxy) waitFlowing() bool {
 	case <-l.closed:
 		return false
 	}
+}
+
+// LinkBytes returns the bytes apiserver-lite sent to and received from the
+// cloud through the link proxy so far. It needs Options.EdgeLink.
+func (c *Cluster) LinkBytes() (sent, received int64) {
+	c.t.Helper()
+	l := c.mustLink()
+	return l.sent.Load(), l.received.Load()
 }
 
 // track registers a forwarded pair, or reports false if the link is cut.

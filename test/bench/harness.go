@@ -1,0 +1,219 @@
+//go:build e2e
+
+package bench
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/apiserver-lite/apiserver-lite/test/e2e/framework"
+)
+
+// Sides of a pair of figures: kube-apiserver (the cloud, read directly)
+// and apiserver-lite.
+const (
+	kubeSide = 0
+	liteSide = 1
+)
+
+// stepResult is the memory curve at one data set size.
+type stepResult struct {
+	objects    int
+	load       time.Duration // creating this step's new objects in the cloud
+	sync       syncResult
+	lite, kube memory
+	etcd       memory
+	// heldJSON is the JSON size of the pods and configmaps held.
+	heldJSON  int64
+	listJSON  [2]time.Duration
+	listProto [2]time.Duration
+	coldStart coldTimes // online, from the data synced at this step
+}
+
+// roundResult is one alternating round at the full data set.
+type roundResult struct {
+	list          [2]listResult
+	informer      [2]time.Duration
+	informerItems [2]int
+	watch         [2]watchResult
+	// linkPerEvent is what the cloud link carried per update while
+	// apiserver-lite's watchers ran, both ways.
+	linkPerEvent float64
+}
+
+// results is everything one harness run measured.
+type results struct {
+	cfg     Config
+	machine machine
+	steps   []stepResult
+	rounds  []roundResult
+	// peak is each server's memory after the rounds: VmHWM covers the
+	// whole run since the last sync from scratch.
+	peakLite, peakKube, peakEtcd memory
+	coldOnline, coldOffline      coldTimes
+	profiles                     string // where profiles went, or why none
+	pprof                        bool   // apiserver-lite serves /debug/pprof
+}
+
+// run starts the cloud and apiserver-lite, grows the data set step by
+// step, then measures both servers alternately at the full data set.
+func run(t testing.TB, cfg Config) *results {
+	ctx := t.Context()
+	c := framework.New(t, framework.Options{Namespaces: []string{benchNamespace}, EdgeLink: true})
+	// Start the edge on the empty cloud once; later starts time themselves.
+	c.StartEdge()
+	kubeProc, etcdProc := c.CloudProcesses()
+	kube, err := newServer("kube-apiserver", c.AdminConfig, kubeProc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lite, err := newServer("apiserver-lite", c.EdgeConfig(), c.EdgeProcess())
+	if err != nil {
+		t.Fatal(err)
+	}
+	sides := [2]*server{kubeSide: kube, liteSide: lite}
+	res := &results{cfg: cfg, machine: readMachine()}
+	ds := &dataset{cloud: kube.json, node: c.NodeName}
+	for _, n := range cfg.steps() {
+		step, err := measureStep(ctx, c, ds, sides, etcdProc, cfg, n)
+		if err != nil {
+			t.Fatalf("step of %d objects: %v", n, err)
+		}
+		t.Logf("step %d objects: sync %v, apiserver-lite VmHWM %d MiB", n, step.sync.took, step.lite.HWM/mib)
+		res.steps = append(res.steps, step)
+	}
+	// The last step left apiserver-lite restarted; sync it from scratch
+	// again so that its VmHWM covers the sync and the rounds.
+	if _, err := syncFresh(ctx, c, lite, kube); err != nil {
+		t.Fatal(err)
+	}
+	res.profiles, res.pprof = profileNote(ctx, lite, cfg)
+	for i := range cfg.Rounds {
+		r, err := measureRound(ctx, c, sides, cfg, i, res)
+		if err != nil {
+			t.Fatalf("round %d: %v", i+1, err)
+		}
+		res.rounds = append(res.rounds, r)
+		t.Logf("round %d done", i+1)
+	}
+	if res.peakLite, res.peakKube, res.peakEtcd, err = readMemories(lite, kube, etcdProc); err != nil {
+		t.Fatal(err)
+	}
+	if res.coldOnline, err = coldStart(ctx, c, lite, ds.pods, totalConfigMaps(ctx, kube), false); err != nil {
+		t.Fatal(err)
+	}
+	if res.coldOffline, err = coldStart(ctx, c, lite, ds.pods, totalConfigMaps(ctx, kube), true); err != nil {
+		t.Fatal(err)
+	}
+	res.machine.loadEnd = loadAverage()
+	return res
+}
+
+// totalConfigMaps counts the cloud's configmaps, or -1 if it cannot, which
+// no server matches.
+func totalConfigMaps(ctx context.Context, kube *server) int {
+	n, err := kube.countConfigMaps(ctx)
+	if err != nil {
+		return -1
+	}
+	return n
+}
+
+// measureStep grows the data set to n objects, syncs a fresh
+// apiserver-lite and reads both servers' memory and LIST times.
+func measureStep(ctx context.Context, c *framework.Cluster, ds *dataset, sides [2]*server, etcdProc *framework.Process, cfg Config, n int) (stepResult, error) {
+	kube, lite := sides[kubeSide], sides[liteSide]
+	st := stepResult{objects: n}
+	pods, cms := cfg.share(n)
+	start := time.Now()
+	if err := ds.grow(ctx, pods, cms); err != nil {
+		return st, err
+	}
+	st.load = time.Since(start)
+	var err error
+	if st.sync, err = syncFresh(ctx, c, lite, kube); err != nil {
+		return st, err
+	}
+	if st.lite, st.kube, st.etcd, err = readMemories(lite, kube, etcdProc); err != nil {
+		return st, err
+	}
+	for side, s := range sides {
+		if st.listJSON[side], _, err = rawList(ctx, s, c.NodeName, mediaJSON); err != nil {
+			return st, err
+		}
+		if st.listProto[side], _, err = rawList(ctx, s, c.NodeName, mediaProtobuf); err != nil {
+			return st, err
+		}
+	}
+	if st.heldJSON, err = heldJSONBytes(ctx, lite, c.NodeName); err != nil {
+		return st, err
+	}
+	total := totalConfigMaps(ctx, kube)
+	st.coldStart, err = coldStart(ctx, c, lite, ds.pods, total, false)
+	return st, err
+}
+
+// heldJSONBytes is the JSON size of the pods and configmaps s serves.
+func heldJSONBytes(ctx context.Context, s *server, node string) (int64, error) {
+	_, pods, err := rawList(ctx, s, node, mediaJSON)
+	if err != nil {
+		return 0, err
+	}
+	_, cms, err := rawGet(ctx, s, "/api/v1/configmaps", mediaJSON)
+	return pods + cms, err
+}
+
+func readMemories(lite, kube *server, etcd *framework.Process) (l, k, e memory, err error) {
+	if l, err = readMemory(lite.proc.Pid()); err != nil {
+		return
+	}
+	if k, err = readMemory(kube.proc.Pid()); err != nil {
+		return
+	}
+	e, err = readMemory(etcd.Pid())
+	return
+}
+
+// measureRound takes every side-by-side figure once, alternating which
+// server goes first from round to round.
+func measureRound(ctx context.Context, c *framework.Cluster, sides [2]*server, cfg Config, round int, res *results) (roundResult, error) {
+	var r roundResult
+	order := []int{kubeSide, liteSide}
+	if round%2 == 1 {
+		order = []int{liteSide, kubeSide}
+	}
+	var err error
+	for _, side := range order {
+		if r.list[side], err = measureLists(ctx, sides[side], c.NodeName, cfg.ListReps); err != nil {
+			return r, err
+		}
+		if r.informer[side], r.informerItems[side], err = informerStart(ctx, sides[side], c.NodeName); err != nil {
+			return r, err
+		}
+	}
+	for i, side := range order {
+		seqBase := (round*2 + i) * int(cfg.WatchFor.Seconds()*float64(cfg.UpdatesPerSec))
+		s0, r0 := c.LinkBytes()
+		var stop func() (string, error)
+		if side == liteSide && round == cfg.Rounds-1 && res.pprof {
+			stop = startCPUProfile(ctx, sides[side], cfg)
+		}
+		r.watch[side], err = measureWatch(ctx, sides[side], sides[kubeSide].json, c.NodeName, cfg, seqBase)
+		if stop != nil {
+			note, perr := stop()
+			if perr != nil {
+				return r, perr
+			}
+			res.profiles = note
+		}
+		if err != nil {
+			return r, err
+		}
+		if side == liteSide {
+			s1, r1 := c.LinkBytes()
+			r.linkPerEvent = float64(s1-s0+r1-r0) / float64(max(r.watch[side].updates, 1))
+		}
+	}
+	return r, nil
+}

@@ -1,0 +1,83 @@
+//go:build e2e
+
+package bench
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// clockTicks is USER_HZ, the unit of utime and stime in /proc/<pid>/stat:
+// 100 on every Linux architecture Go supports.
+const clockTicks = 100
+
+// mib is one mebibyte in bytes.
+const mib = 1 << 20
+
+// memory is a process's resident set now and at its peak, in bytes.
+type memory struct {
+	RSS, HWM int64
+}
+
+// readMemory reads VmRSS and VmHWM from /proc/<pid>/status.
+func readMemory(pid int) (memory, error) {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return memory{}, fmt.Errorf("read status of pid %d: %w", pid, err)
+	}
+	var m memory
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	for sc.Scan() {
+		fields := strings.Fields(sc.Text())
+		if len(fields) < 2 {
+			continue
+		}
+		kb, err := strconv.ParseInt(fields[1], 10, 64)
+		if err != nil {
+			continue
+		}
+		switch fields[0] {
+		case "VmRSS:":
+			m.RSS = kb << 10
+		case "VmHWM:":
+			m.HWM = kb << 10
+		}
+	}
+	if m.RSS == 0 || m.HWM == 0 {
+		return m, fmt.Errorf("status of pid %d: no VmRSS or VmHWM", pid)
+	}
+	return m, nil
+}
+
+// readCPU returns the user plus system CPU time pid has used.
+func readCPU(pid int) (time.Duration, error) {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, fmt.Errorf("read stat of pid %d: %w", pid, err)
+	}
+	// The command name may hold spaces; fields are counted after its ')'.
+	i := bytes.LastIndexByte(data, ')')
+	if i < 0 {
+		return 0, fmt.Errorf("stat of pid %d: no command name", pid)
+	}
+	fields := strings.Fields(string(data[i+1:]))
+	// fields[0] is field 3 (state); utime and stime are fields 14 and 15.
+	const utime, stime = 14 - 3, 15 - 3
+	if len(fields) <= stime {
+		return 0, fmt.Errorf("stat of pid %d: %d fields", pid, len(fields))
+	}
+	var ticks int64
+	for _, f := range []string{fields[utime], fields[stime]} {
+		n, err := strconv.ParseInt(f, 10, 64)
+		if err != nil {
+			return 0, fmt.Errorf("stat of pid %d: %w", pid, err)
+		}
+		ticks += n
+	}
+	return time.Duration(ticks) * time.Second / clockTicks, nil
+}

@@ -1,0 +1,127 @@
+//go:build e2e
+
+package bench
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// pprofIndex is where a Go server registers net/http/pprof.
+const pprofIndex = "/debug/pprof/"
+
+// profileNote says whether apiserver-lite serves pprof; the profiles are
+// taken during the last round's watch benchmark when it does.
+func profileNote(ctx context.Context, lite *server, cfg Config) (note string, serves bool) {
+	if cfg.ProfileDir == "" {
+		return "profiles not requested", false
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, lite.base+pprofIndex, nil)
+	if err != nil {
+		return err.Error(), false
+	}
+	resp, err := lite.http.Do(req)
+	if err != nil {
+		return fmt.Sprintf("GET %s: %v", pprofIndex, err), false
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Sprintf("apiserver-lite does not serve %s (%s), so no CPU or heap profile was taken", pprofIndex, resp.Status), false
+	}
+	return "", true
+}
+
+// startCPUProfile takes a CPU profile of s for the watch benchmark's
+// duration; stop waits for it and adds a heap profile.
+func startCPUProfile(ctx context.Context, s *server, cfg Config) (stop func() (string, error)) {
+	secs := strconv.Itoa(max(1, int(cfg.WatchFor.Seconds())))
+	done := make(chan error, 1)
+	go func() {
+		done <- saveProfile(ctx, s, "profile?seconds="+secs, filepath.Join(cfg.ProfileDir, "cpu.pprof"))
+	}()
+	return func() (string, error) {
+		if err := <-done; err != nil {
+			return "", err
+		}
+		if err := saveProfile(ctx, s, "heap", filepath.Join(cfg.ProfileDir, "heap.pprof")); err != nil {
+			return "", err
+		}
+		return fmt.Sprintf("cpu.pprof (%ss under the watch load) and heap.pprof in %s", secs, cfg.ProfileDir), nil
+	}
+}
+
+func saveProfile(ctx context.Context, s *server, name, path string) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.base+pprofIndex+name, nil)
+	if err != nil {
+		return err
+	}
+	resp, err := s.http.Do(req)
+	if err != nil {
+		return fmt.Errorf("profile %s: %w", name, err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("profile %s: %s", name, resp.Status)
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(f, resp.Body); err != nil {
+		f.Close()
+		return fmt.Errorf("profile %s: %w", name, err)
+	}
+	return f.Close()
+}
+
+// machine describes where the figures were taken.
+type machine struct {
+	cpus               int
+	model              string
+	memory             int64 // bytes
+	date               time.Time
+	loadStart, loadEnd string // /proc/loadavg's 1, 5 and 15 minute loads
+}
+
+func readMachine() machine {
+	m := machine{cpus: runtime.NumCPU(), model: "unknown", date: time.Now().UTC(), loadStart: loadAverage()}
+	if data, err := os.ReadFile("/proc/cpuinfo"); err == nil {
+		for _, line := range strings.Split(string(data), "\n") {
+			if k, v, ok := strings.Cut(line, ":"); ok && strings.TrimSpace(k) == "model name" {
+				m.model = strings.TrimSpace(v)
+				break
+			}
+		}
+	}
+	if data, err := os.ReadFile("/proc/meminfo"); err == nil {
+		for _, line := range strings.Split(string(data), "\n") {
+			if f := strings.Fields(line); len(f) >= 2 && f[0] == "MemTotal:" {
+				kb, _ := strconv.ParseInt(f[1], 10, 64)
+				m.memory = kb << 10
+			}
+		}
+	}
+	return m
+}
+
+func loadAverage() string {
+	data, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "unknown"
+	}
+	if f := strings.Fields(string(data)); len(f) >= 3 {
+		return strings.Join(f[:3], " ")
+	}
+	return "unknown"
+}
