@@ -61,7 +61,7 @@ test: test-unit test-e2e
 # tools) runs its api-machinery specs (Watchers, Table transformation,
 # Discovery, server version, chunking, API Streaming) through apiserver-lite
 # in front of the real control plane. Not part of `make test`: the first
-# e2e.test build alone takes 10-20 minutes on two cores, which does not fit
+# e2e.test build alone takes about 20 minutes on two cores, which does not fit
 # the CI budget next to the other suites.
 upstream-tools:
 	@test/tools/build.sh --upstream-e2e >/dev/null

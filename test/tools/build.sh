@@ -15,8 +15,8 @@
 #
 # With --upstream-e2e it also builds Kubernetes' own e2e suite, e2e.test
 # (go test -c of k8s.io/kubernetes/test/e2e), into the same dir. Only
-# `make upstream-e2e` asks for it: it is the biggest binary here (roughly
-# 10-20 minutes on two cores the first time) and `make test` does not use it.
+# `make upstream-e2e` asks for it: it is the biggest binary here (about
+# 20 minutes on two cores the first time) and `make test` does not use it.
 set -euo pipefail
 
 upstream_e2e=false
