@@ -7,6 +7,8 @@
 #                    docs/benchmarks.md (BENCH_SCALE=10 for 50,000 objects)
 #   make bench-micro Go microbenchmarks of ./pkg/..., written to docs/benchmarks.txt
 #   make fuzz        a short run of every fuzz target
+#   make upstream-e2e Kubernetes' own api-machinery e2e specs through
+#                    apiserver-lite (not part of make test)
 #   make demo        throwaway control plane + apiserver-lite + hollow kubelet,
 #                    with a scripted outage and recovery (Ctrl-C to stop)
 #   make run         run against the cluster in KUBECONFIG
@@ -31,7 +33,7 @@ BENCH_TIMEOUT ?= 90m
 # cgo is required by github.com/mattn/go-sqlite3.
 export CGO_ENABLED := 1
 
-.PHONY: all build lint test test-unit test-e2e tools bench bench-micro fuzz demo run install clean
+.PHONY: all build lint test test-unit test-e2e tools upstream-tools upstream-e2e bench bench-micro fuzz demo run install clean
 
 all: build
 
@@ -70,6 +72,20 @@ bench: build tools
 	BENCH_REPORT=$(CURDIR)/docs/benchmarks.md \
 	BENCH_SCALE=$(BENCH_SCALE) BENCH_ROUNDS=$(BENCH_ROUNDS) \
 	$(GO) test -tags e2e -count=1 -timeout $(BENCH_TIMEOUT) -run '^TestBench$$' -v ./test/bench/
+
+# Kubernetes' own e2e.test (k8s.io/kubernetes test/e2e, cached with the other
+# tools) runs its api-machinery specs (Watchers, Table transformation,
+# Discovery, server version, chunking, API Streaming) through apiserver-lite
+# in front of the real control plane. Not part of `make test`: the first
+# e2e.test build alone takes about 20 minutes on two cores, which does not fit
+# the CI budget next to the other suites.
+upstream-tools:
+	@test/tools/build.sh --upstream-e2e >/dev/null
+
+upstream-e2e: build upstream-tools
+	APISERVER_LITE_BIN=$(abspath $(BINARY)) \
+	APISERVER_LITE_TOOLS_BIN=$$(test/tools/build.sh --upstream-e2e) \
+	$(GO) test -tags e2e -count=1 -timeout $(E2E_TIMEOUT) -v -run TestUpstreamAPIMachinery ./test/upstream/
 
 bench-micro:
 	$(GO) test -run '^$$' -bench . -benchmem ./pkg/... | tee docs/benchmarks.txt

@@ -41,6 +41,7 @@ func TestKubectlTablesMatchCloud(t *testing.T) {
 	const ns = "tables"
 	c := framework.New(t, framework.Options{Namespaces: []string{ns}})
 	mustCreateTableObjects(t, c, ns)
+	mustCreateKindObjects(t, c, ns)
 	c.StartEdge()
 	cases := []tableCase{
 		{"pods", []string{"get", "pods", "-n", ns}},
@@ -54,7 +55,9 @@ func TestKubectlTablesMatchCloud(t *testing.T) {
 		{"secrets", []string{"get", "secrets", "-n", ns}},
 		{"leases", []string{"get", "leases", "-n", "kube-node-lease"}},
 	}
+	cases = append(cases, kindTableCases(ns, c.NodeName)...)
 	t.Run("watch", func(t *testing.T) { requireSameWatch(t, c, ns) })
+	t.Run("watch kinds", func(t *testing.T) { requireSameKindWatches(t, c, ns) })
 	cloud := map[string]string{}
 	for _, tc := range cases {
 		out, err := c.KubectlCloud(tc.args...)
@@ -64,7 +67,7 @@ func TestKubectlTablesMatchCloud(t *testing.T) {
 		cloud[tc.name] = maskAges(out)
 	}
 	t.Run("online", func(t *testing.T) { requireSameTables(t, c, cases, cloud) })
-	t.Run("cells", func(t *testing.T) { requireSameCells(t, c, ns) })
+	t.Run("cells", func(t *testing.T) { requireSameCells(t, c, ns, kindTablePaths(ns, c.NodeName)) })
 	cloudVersion, err := c.KubectlCloud("version", "-o", "json")
 	if err != nil {
 		t.Fatalf("cloud version: %v", err)
@@ -177,12 +180,13 @@ func requireSameTables(t *testing.T, c *framework.Cluster, cases []tableCase, cl
 	}
 }
 
-// requireSameCells compares the Table JSON both servers answer, with ages
-// masked: column definitions, cells and row conditions.
-func requireSameCells(t *testing.T, c *framework.Cluster, ns string) {
-	for _, path := range []string{"/api/v1/namespaces/" + ns + "/pods", "/api/v1/nodes", "/api/v1/namespaces/" + ns + "/configmaps",
+// requireSameCells compares the Table JSON both servers answer for the
+// built-in paths and more, with ages masked: column definitions, cells and
+// row conditions.
+func requireSameCells(t *testing.T, c *framework.Cluster, ns string, more []string) {
+	for _, path := range append([]string{"/api/v1/namespaces/" + ns + "/pods", "/api/v1/nodes", "/api/v1/namespaces/" + ns + "/configmaps",
 		"/api/v1/namespaces/" + ns + "/pods/web-1", "/api/v1/namespaces/" + ns, "/api/v1/namespaces/" + ns + "/secrets",
-		"/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases"} {
+		"/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases"}, more...) {
 		var tables [2]string
 		for i, rc := range []rest.Interface{c.Admin.CoreV1().RESTClient(), c.EdgeClient().CoreV1().RESTClient()} {
 			raw, err := rc.Get().AbsPath(path).Param("includeObject", "None").SetHeader("Accept", kubectlTableAccept).Do(t.Context()).Raw()

@@ -12,7 +12,22 @@
 #
 # Progress goes to stderr; the only line on stdout is the bin dir, e.g.
 #   export APISERVER_LITE_TOOLS_BIN="$(test/tools/build.sh)"
+#
+# With --upstream-e2e it also builds Kubernetes' own e2e suite, e2e.test
+# (go test -c of k8s.io/kubernetes/test/e2e), into the same dir. Only
+# `make upstream-e2e` asks for it: it is the biggest binary here (about
+# 20 minutes on two cores the first time) and `make test` does not use it.
 set -euo pipefail
+
+upstream_e2e=false
+case "${1:-}" in
+"") ;;
+--upstream-e2e) upstream_e2e=true ;;
+*)
+	echo "usage: build.sh [--upstream-e2e]" >&2
+	exit 2
+	;;
+esac
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 
@@ -50,7 +65,9 @@ for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
 done
 
 # build_one builds package pkg from module dir mod into $bin_dir/name unless
-# that file already exists. Extra arguments are passed to go build.
+# that file already exists. Extra arguments are passed to go build, or to
+# go test -c when go_build is "test -c".
+go_build="build"
 build_one() {
 	local mod="$1" pkg="$2" name="$3"
 	shift 3
@@ -64,7 +81,8 @@ build_one() {
 	trap 'rm -f "$partial"' EXIT
 	echo "build.sh: building $name from $pkg ..." >&2
 	local start=$SECONDS
-	(cd "$here/$mod" && go build -trimpath "$@" -o "$partial" "$pkg")
+	# shellcheck disable=SC2086 # go_build is two words for go test -c
+	(cd "$here/$mod" && go $go_build -trimpath "$@" -o "$partial" "$pkg")
 	mv -f "$partial" "$out"
 	trap - EXIT
 	echo "build.sh: built $name in $((SECONDS - start))s" >&2
@@ -80,5 +98,16 @@ build_one etcd go.etcd.io/etcd/server/v3 etcd
 build_one kubernetes k8s.io/kubernetes/cmd/kube-apiserver kube-apiserver -ldflags "$kube_ldflags"
 build_one kubernetes k8s.io/kubernetes/cmd/kubectl kubectl -ldflags "$kube_ldflags"
 build_one kubernetes k8s.io/kubernetes/cmd/kubemark kubemark -ldflags "$kube_ldflags"
+
+if $upstream_e2e; then
+	# A lock of its own, so the long e2e.test build does not hold up runs
+	# that only need the tools above.
+	if command -v flock >/dev/null 2>&1; then
+		exec 9>&-
+		exec 8>"$bin_dir/.e2e.test.lock"
+		flock 8
+	fi
+	go_build="test -c" build_one kubernetes k8s.io/kubernetes/test/e2e e2e.test -ldflags "$kube_ldflags"
+fi
 
 echo "$bin_dir"
