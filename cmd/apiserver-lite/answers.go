@@ -10,6 +10,7 @@ import (
 	"github.com/apiserver-lite/apiserver-lite/pkg/listwatch/readcache"
 	"github.com/apiserver-lite/apiserver-lite/pkg/listwatch/tokencache"
 	"github.com/apiserver-lite/apiserver-lite/pkg/metastore"
+	"github.com/apiserver-lite/apiserver-lite/pkg/versioncache"
 )
 
 // metaAnswers keeps answers of the cloud in the metastore's meta table.
@@ -43,4 +44,15 @@ func withStoredAnswers(h http.Handler, res []cloudsync.Resource, store *metastor
 		}
 	}
 	return tokencache.Wrap(h, tokencache.Config{Store: answers, Connected: link.Connected, Logger: log})
+}
+
+// tokenForgetter removes the stored tokens of pods deleted from the node's
+// pods cache; nil if pods are not synced.
+func tokenForgetter(res []cloudsync.Resource, caches []*versioncache.Cache, store *metastore.Store, log *slog.Logger) func(context.Context) error {
+	for i, r := range res {
+		if r.GVR == podsGVR {
+			return func(ctx context.Context) error { return tokencache.ForgetDeletedPods(ctx, caches[i], store, log) }
+		}
+	}
+	return nil
 }

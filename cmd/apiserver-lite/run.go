@@ -129,8 +129,10 @@ func serve(ctx context.Context, cfg config, res []cloudsync.Resource, store *met
 	srv := &http.Server{Handler: withStoredAnswers(handler, res, store, link, log), ReadHeaderTimeout: readHeaderTimeout}
 	log.Info("serving", "address", ln.Addr().String(), "node", cfg.NodeName, "resources", len(res))
 	runs := append(syncRunners(syncers), version.Run, link.Run)
-	if demand != nil {
-		runs = append(runs, demand)
+	for _, r := range []func(context.Context) error{demand, tokenForgetter(res, caches, store, log)} {
+		if r != nil {
+			runs = append(runs, r)
+		}
 	}
 	return runUntilDone(ctx, srv, ln, runs, caches, log)
 }

@@ -18,3 +18,19 @@ func (s *Store) DeleteMeta(ctx context.Context, key string) error {
 	}
 	return nil
 }
+
+const deleteMetaPrefixSQL = `DELETE FROM meta WHERE substr(key, 1, ?) = ?`
+
+// DeleteMetaPrefix removes every value whose key starts with prefix.
+func (s *Store) DeleteMetaPrefix(ctx context.Context, prefix string) error {
+	if err := s.checkOpen(); err != nil {
+		return fmt.Errorf("delete meta %s*: %w", prefix, err)
+	}
+	if prefix == "" {
+		return fmt.Errorf("delete meta: empty prefix")
+	}
+	if _, err := s.writer.ExecContext(ctx, deleteMetaPrefixSQL, len(prefix), prefix); err != nil {
+		return fmt.Errorf("delete meta %s*: %w", prefix, err)
+	}
+	return nil
+}

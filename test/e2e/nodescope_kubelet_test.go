@@ -1,0 +1,75 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/apiserver-lite/apiserver-lite/test/e2e/framework"
+)
+
+// TestNodeScopeKubeletRebootOffline runs an unmodified hollow kubelet
+// through apiserver-lite on the node's own credentials (node scope, no
+// RBAC). Its pod mounts a secret and the projected service-account token,
+// and starts again after a reboot of the whole node while the cloud is
+// down: the secret is held on demand and the TokenRequest is answered from
+// the store.
+func TestNodeScopeKubeletRebootOffline(t *testing.T) {
+	const ns = "nodescope-kubelet"
+	c := framework.New(t, framework.Options{NodeCredentials: true, Namespaces: []string{ns}})
+	ctx := t.Context()
+	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "app-secret"}, Data: map[string][]byte{"k": []byte("v")}}
+	if _, err := c.Admin.CoreV1().Secrets(ns).Create(ctx, secret, metav1.CreateOptions{}); err != nil {
+		t.Fatalf("create secret: %v", err)
+	}
+	c.StartEdge()
+	c.StartKubemark()
+	c.WaitNodeReady()
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "secret-app"},
+		Spec: corev1.PodSpec{
+			NodeName:   c.NodeName,
+			Containers: []corev1.Container{{Name: "app", Image: appImage, VolumeMounts: []corev1.VolumeMount{{Name: "secret", MountPath: "/etc/secret"}}}},
+			Volumes:    []corev1.Volume{{Name: "secret", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: "app-secret"}}}},
+		},
+	}
+	if _, err := c.Admin.CoreV1().Pods(ns).Create(ctx, pod, metav1.CreateOptions{}); err != nil {
+		t.Fatalf("create pod: %v", err)
+	}
+	running := waitPodRunning(t, c, ns, pod.Name)
+	if t.Failed() {
+		return
+	}
+
+	c.StopCloud()
+	if err := c.KubemarkProcess().Kill(); err != nil {
+		t.Fatalf("kill kubemark: %v", err)
+	}
+	c.KillEdge()
+	c.StartEdge()
+	c.StartKubemark()
+	_, err := eventually(ctx, kubeletStartTimeout, func() (string, error) {
+		log := c.KubemarkLog()
+		for _, want := range []string{
+			`MountVolume.SetUp succeeded for volume \"secret\"`,
+			`MountVolume.SetUp succeeded for volume \"kube-api-access-`,
+			`"Type":"ContainerStarted"`,
+		} {
+			if !strings.Contains(log, want) {
+				return "", fmt.Errorf("kubemark has not logged %s", want)
+			}
+		}
+		return "", nil
+	})
+	if err != nil {
+		t.Errorf("kubelet rebooted offline: %v\n%s", err, tail(c.KubemarkLog(), 40))
+	}
+	checkNotKilled(t, c, running)
+	c.StartCloud()
+	waitPodRunning(t, c, ns, pod.Name)
+}
