@@ -79,7 +79,13 @@ func (d *Demand) remove(ctx context.Context, k DemandKind, last *versioncache.Ob
 			return err
 		}
 	}
-	if err := d.cfg.Store.Apply(ctx, key, []metastore.Op{deleteOp(del)}, rv); err != nil {
+	// The delete carries no encoding, so the store does not log it and
+	// restarts the resource's event log: the log's earlier events hold the
+	// object's bytes, which must leave the disk with it. A local watch
+	// resuming from before this point after a restart gets 410 and relists.
+	purge := deleteOp(del)
+	purge.Object.Raw = nil
+	if err := d.cfg.Store.Apply(ctx, key, []metastore.Op{purge}, rv); err != nil {
 		return fmt.Errorf("persist %s: %w", key, err)
 	}
 	d.scrubDue = true
