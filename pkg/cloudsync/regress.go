@@ -58,6 +58,22 @@ func (s *Syncer) cloudBehind(ctx context.Context) (bool, error) {
 	return rv < s.rv, nil
 }
 
+// heldWithOtherUID reports whether the cache holds o's name with another
+// UID while b deletes nothing of that name: an ADDED the stored history
+// cannot explain, since a re-created object is DELETED first.
+func (s *Syncer) heldWithOtherUID(b *batch, o *versioncache.Object) bool {
+	for _, op := range b.ops {
+		if op.Delete && op.Object.Namespace == o.Namespace && op.Object.Name == o.Name {
+			return false
+		}
+	}
+	held, _, err := s.cfg.Cache.Get(o.Namespace, o.Name)
+	if err != nil || held == nil {
+		return false
+	}
+	return uidOf(held.Raw) != uidOf(o.Raw)
+}
+
 // uidOf returns metadata.uid of a JSON object, or "" if it has none.
 func uidOf(raw []byte) string {
 	var m struct {

@@ -146,3 +146,57 @@ func TestCloudRVRegressionReplacesLocalState(t *testing.T) {
 		})
 	}
 }
+
+// A cloud restored from a backup that already passed our watermark answers
+// the resume: an ADDED of an object we hold with another UID, and no
+// DELETED first, makes the syncer relist and publish the exact diff.
+func TestWatchAddedWithOtherUIDRelists(t *testing.T) {
+	e := mustEnv(t, t.TempDir())
+	var seed []metastore.Op
+	for _, u := range []*unstructured.Unstructured{withUID(cm("a", "one", 90, "old"), "u1"), withUID(cm("a", "gone", 50, "g"), "u2")} {
+		seed = append(seed, metastore.Op{Object: storedObject(mustObject(t, u))})
+	}
+	if err := e.store.Apply(context.Background(), e.res.Key(), seed, 100); err != nil {
+		t.Fatalf("seed: %v", err)
+	}
+	objs, wm, _ := loadState(context.Background(), e.store, e.res.Key())
+	e.cache.Replace(objs, wm)
+	first := watch.NewFakeWithChanSize(2, false)
+	first.Add(withUID(cm("a", "recreated-elsewhere", 101, "x"), "u7"))
+	first.Add(withUID(cm("a", "one", 102, "restored"), "u9"))
+	live := restoredCloud(e, func() watch.Interface { return first }, 120,
+		cmList(120, withUID(cm("a", "one", 102, "restored"), "u9"), withUID(cm("a", "recreated-elsewhere", 101, "x"), "u7")))
+	e.start(t)
+	mustWaitWatermark(t, e, 120)
+	want := []string{"a/one@102", "a/recreated-elsewhere@101"}
+	if got := mustStored(t, e); !equal(got, want) {
+		t.Errorf("stored: got %v, want %v", got, want)
+	}
+	if got := mustCached(t, e); !equal(got, want) {
+		t.Errorf("cached: got %v, want %v", got, want)
+	}
+	live.Add(cm("a", "later", 121, "l"))
+	mustWaitWatermark(t, e, 121)
+	if lists, rvs := e.lw.recorded(); lists != 1 || rvs[len(rvs)-1] != "120" {
+		t.Errorf("got %d lists and watch RVs %v, want 1 list and a watch from 120", lists, rvs)
+	}
+}
+
+func TestWatchDeleteThenAddIsNoConflict(t *testing.T) {
+	e := mustEnv(t, t.TempDir())
+	seed := []metastore.Op{{Object: storedObject(mustObject(t, withUID(cm("a", "one", 90, "old"), "u1")))}}
+	if err := e.store.Apply(context.Background(), e.res.Key(), seed, 100); err != nil {
+		t.Fatalf("seed: %v", err)
+	}
+	objs, wm, _ := loadState(context.Background(), e.store, e.res.Key())
+	e.cache.Replace(objs, wm)
+	fw := watch.NewFakeWithChanSize(2, false)
+	fw.Delete(withUID(cm("a", "one", 101, "old"), "u1"))
+	fw.Add(withUID(cm("a", "one", 102, "new"), "u9"))
+	restoredCloud(e, func() watch.Interface { return fw }, 100, nil)
+	e.start(t)
+	mustWaitWatermark(t, e, 102)
+	if lists, _ := e.lw.recorded(); lists != 0 {
+		t.Errorf("got %d lists, want none for a delete and re-create", lists)
+	}
+}

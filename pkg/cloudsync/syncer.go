@@ -18,6 +18,10 @@ import (
 // syncer must relist.
 var errExpired = errors.New("resource version expired in the cloud")
 
+// errConflict means a cloud watch contradicts the stored history, as a
+// cloud restored from a backup does: the syncer must relist.
+var errConflict = errors.New("cloud history contradicts the stored state")
+
 // errNotServed means the cloud's discovery does not list the resource.
 var errNotServed = errors.New("resource not served by the cloud")
 
@@ -93,6 +97,10 @@ func (s *Syncer) Run(ctx context.Context) error {
 			continue // the cloud closed the watch: re-watch from s.rv
 		case errors.Is(err, errExpired):
 			s.log.Info("cloud expired the watermark, relisting", "rv", s.rv)
+			s.needList = true
+			continue
+		case errors.Is(err, errConflict):
+			s.log.Warn("relisting", "reason", err, "rv", s.rv)
 			s.needList = true
 			continue
 		case errors.Is(err, errLinkDead):
