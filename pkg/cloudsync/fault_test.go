@@ -46,10 +46,17 @@ func seedSynced(t *testing.T, e *env, rv uint64) {
 }
 
 // flakyCloud answers watches with a fresh fake watcher while up, and
-// refuses them while down.
+// refuses them while down. Its resource version stays at 10.
 type flakyCloud struct {
 	down    atomic.Bool
 	watches chan *watch.FakeWatcher
+}
+
+func (c *flakyCloud) list(metav1.ListOptions) (runtime.Object, error) {
+	if c.down.Load() {
+		return nil, errors.New("connection refused")
+	}
+	return cmList(10), nil
 }
 
 func (c *flakyCloud) watch(metav1.ListOptions) (watch.Interface, error) {
@@ -70,7 +77,7 @@ func TestResumeWithinProbeIntervalAfterLongOutage(t *testing.T) {
 	link := NewLink(LinkConfig{Probe: p.probe, Clock: clk})
 	cloud := &flakyCloud{watches: make(chan *watch.FakeWatcher, 8)}
 	cloud.down.Store(true)
-	e.lw.watch = cloud.watch
+	e.lw.watch, e.lw.list = cloud.watch, cloud.list
 	runLink(t, link)
 	runSyncer(t, e, e.store, clk, link)
 
@@ -115,7 +122,7 @@ func TestDeadLinkEndsCloudWatch(t *testing.T) {
 	p := &fakeProbe{}
 	link := NewLink(LinkConfig{Probe: p.probe, Clock: clk, WatchProgressTimeout: 6 * time.Second})
 	cloud := &flakyCloud{watches: make(chan *watch.FakeWatcher, 8)}
-	e.lw.watch = cloud.watch
+	e.lw.watch, e.lw.list = cloud.watch, cloud.list
 	runLink(t, link)
 	waitFor(t, "link up", link.Connected)
 	runSyncer(t, e, e.store, clk, link)

@@ -34,6 +34,8 @@ type RestoreStore interface {
 type Cache interface {
 	Ready() bool
 	RV() uint64
+	// Get returns the object at namespace/name, nil if absent.
+	Get(namespace, name string) (*versioncache.Object, uint64, error)
 	SetInfo(info versioncache.Info)
 	Replace(objs []*versioncache.Object, rv uint64)
 	Apply(events []versioncache.Event, rv uint64) error

@@ -4,9 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strconv"
 
 	"github.com/apiserver-lite/apiserver-lite/pkg/metastore"
 	"github.com/apiserver-lite/apiserver-lite/pkg/versioncache"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // regressed reports whether a cloud list contradicts the stored history, as
@@ -30,6 +33,45 @@ func regressed(stored []metastore.Object, wm uint64, listed []*versioncache.Obje
 		}
 	}
 	return false
+}
+
+// cloudBehind reports whether the cloud's current resourceVersion of the
+// resource, read with a LIST of at most one object, is behind the
+// watermark. A watch from a watermark a restored cloud has not reached
+// would wait silently until it does, and then miss all before it.
+func (s *Syncer) cloudBehind(ctx context.Context) (bool, error) {
+	obj, err := s.cfg.ListerWatcher.ListWithContext(ctx, metav1.ListOptions{Limit: 1})
+	if err != nil {
+		return false, fmt.Errorf("check resource version: %w", err)
+	}
+	lm, err := meta.ListAccessor(obj)
+	if err != nil {
+		return false, fmt.Errorf("check resource version: %w", err)
+	}
+	rv, err := strconv.ParseUint(lm.GetResourceVersion(), 10, 64)
+	if err != nil {
+		return false, fmt.Errorf("check resource version %q: %w", lm.GetResourceVersion(), err)
+	}
+	if rv < s.rv {
+		s.log.Warn("cloud resource version is behind the watermark, relisting", "cloudRV", rv, "rv", s.rv)
+	}
+	return rv < s.rv, nil
+}
+
+// heldWithOtherUID reports whether the cache holds o's name with another
+// UID while b deletes nothing of that name: an ADDED the stored history
+// cannot explain, since a re-created object is DELETED first.
+func (s *Syncer) heldWithOtherUID(b *batch, o *versioncache.Object) bool {
+	for _, op := range b.ops {
+		if op.Delete && op.Object.Namespace == o.Namespace && op.Object.Name == o.Name {
+			return false
+		}
+	}
+	held, _, err := s.cfg.Cache.Get(o.Namespace, o.Name)
+	if err != nil || held == nil {
+		return false
+	}
+	return uidOf(held.Raw) != uidOf(o.Raw)
 }
 
 // uidOf returns metadata.uid of a JSON object, or "" if it has none.

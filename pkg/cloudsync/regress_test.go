@@ -2,6 +2,8 @@ package cloudsync
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -49,36 +51,62 @@ func TestRegressed(t *testing.T) {
 	}
 }
 
-// restoredCloud is a cloud restored from a backup: it answers the first
-// watch with firstWatch, lists its older state, then watches normally.
-func restoredCloud(e *env, firstWatch func() watch.Interface, list *unstructured.UnstructuredList) *watch.FakeWatcher {
+// restoredCloud is a cloud restored from a backup. Its first watch is
+// answered by firstWatch, later ones by the returned watcher; a check of
+// its resource version (a LIST of one) gets checkRV, a full LIST list.
+func restoredCloud(e *env, firstWatch func() watch.Interface, checkRV uint64, list *unstructured.UnstructuredList) *watch.FakeWatcher {
 	live := watch.NewFake()
 	var calls atomic.Int32
 	e.lw.watch = func(metav1.ListOptions) (watch.Interface, error) {
-		if calls.Add(1) == 1 {
+		if calls.Add(1) == 1 && firstWatch != nil {
 			return firstWatch(), nil
 		}
 		return live, nil
 	}
-	e.lw.list = func(metav1.ListOptions) (runtime.Object, error) { return list, nil }
+	e.lw.list = func(o metav1.ListOptions) (runtime.Object, error) {
+		if o.Limit == 1 {
+			return cmList(checkRV), nil
+		}
+		return list, nil
+	}
 	return live
 }
 
-func tooLargeWatch() watch.Interface {
-	fw := watch.NewFakeWithChanSize(1, false)
-	st := apierrors.NewTimeoutError("Too large resource version", 1).ErrStatus
-	st.Details.Causes = []metav1.StatusCause{{Type: metav1.CauseTypeResourceVersionTooLarge, Message: "Too large resource version"}}
-	fw.Error(&st)
-	return fw
+func TestClassifyRelistsOnTooLargeRV(t *testing.T) {
+	tooLarge := apierrors.NewTimeoutError("Too large resource version", 1)
+	tooLarge.ErrStatus.Details.Causes = []metav1.StatusCause{{Type: metav1.CauseTypeResourceVersionTooLarge}}
+	for _, tt := range []struct {
+		name string
+		err  error
+		want bool
+	}{
+		{"410 expired", apierrors.NewResourceExpired("too old"), true},
+		{"too large", tooLarge, true},
+		{"plain timeout", apierrors.NewTimeoutError("slow", 1), false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := errors.Is(classify("watch", tt.err), errExpired); got != tt.want {
+				t.Errorf("got relist %v, want %v", got, tt.want)
+			}
+		})
+	}
 }
 
 func TestCloudRVRegressionReplacesLocalState(t *testing.T) {
 	for _, tt := range []struct {
-		name  string
-		first func() watch.Interface
+		name    string
+		first   func() watch.Interface
+		checkRV uint64
+		list    *unstructured.UnstructuredList
+		want    []string
+		wantRV  uint64
 	}{
-		{"410 for our watermark", expiredWatch},
-		{"watermark too large for the cloud", tooLargeWatch},
+		{"cloud behind the watermark on resume", nil, 20,
+			cmList(20, withUID(cm("a", "one", 15, "restored"), "u9"), cm("a", "new", 12, "n")),
+			[]string{"a/new@12", "a/one@15"}, 20},
+		{"410 for our watermark, other UID", expiredWatch, 120,
+			cmList(120, withUID(cm("a", "one", 90, "restored"), "u9"), cm("a", "new", 110, "n")),
+			[]string{"a/new@110", "a/one@90"}, 120},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			e := mustEnv(t, t.TempDir())
@@ -96,26 +124,79 @@ func TestCloudRVRegressionReplacesLocalState(t *testing.T) {
 				t.Fatalf("local watch: %v", err)
 			}
 			defer local.Stop()
-			live := restoredCloud(e, tt.first, cmList(20, withUID(cm("a", "one", 15, "restored"), "u9"), cm("a", "new", 12, "n")))
+			live := restoredCloud(e, tt.first, tt.checkRV, tt.list)
 			e.start(t)
-			mustWaitWatermark(t, e, 20)
+			mustWaitWatermark(t, e, tt.wantRV)
 
-			want := []string{"a/new@12", "a/one@15"}
-			if got := mustStored(t, e); !equal(got, want) {
-				t.Errorf("stored: got %v, want %v", got, want)
+			if got := mustStored(t, e); !equal(got, tt.want) {
+				t.Errorf("stored: got %v, want %v", got, tt.want)
 			}
-			if got := mustCached(t, e); !equal(got, want) {
-				t.Errorf("cached: got %v, want %v", got, want)
+			if got := mustCached(t, e); !equal(got, tt.want) {
+				t.Errorf("cached: got %v, want %v", got, tt.want)
 			}
 			for range local.Events() { // closed: the local client relists
 			}
-			live.Add(cm("a", "later", 21, "l"))
-			mustWaitWatermark(t, e, 21)
+			live.Add(cm("a", "later", tt.wantRV+1, "l"))
+			mustWaitWatermark(t, e, tt.wantRV+1)
 			time.Sleep(50 * time.Millisecond) // a relist loop would show up here
 			lists, rvs := e.lw.recorded()
-			if lists != 1 || rvs[len(rvs)-1] != "20" {
-				t.Errorf("got %d lists and watch RVs %v, want 1 list and a watch from 20", lists, rvs)
+			if want := fmt.Sprint(tt.wantRV); lists != 1 || rvs[len(rvs)-1] != want {
+				t.Errorf("got %d lists and watch RVs %v, want 1 list and a watch from %s", lists, rvs, want)
 			}
 		})
+	}
+}
+
+// A cloud restored from a backup that already passed our watermark answers
+// the resume: an ADDED of an object we hold with another UID, and no
+// DELETED first, makes the syncer relist and publish the exact diff.
+func TestWatchAddedWithOtherUIDRelists(t *testing.T) {
+	e := mustEnv(t, t.TempDir())
+	var seed []metastore.Op
+	for _, u := range []*unstructured.Unstructured{withUID(cm("a", "one", 90, "old"), "u1"), withUID(cm("a", "gone", 50, "g"), "u2")} {
+		seed = append(seed, metastore.Op{Object: storedObject(mustObject(t, u))})
+	}
+	if err := e.store.Apply(context.Background(), e.res.Key(), seed, 100); err != nil {
+		t.Fatalf("seed: %v", err)
+	}
+	objs, wm, _ := loadState(context.Background(), e.store, e.res.Key(), discard)
+	e.cache.Replace(objs, wm)
+	first := watch.NewFakeWithChanSize(2, false)
+	first.Add(withUID(cm("a", "recreated-elsewhere", 101, "x"), "u7"))
+	first.Add(withUID(cm("a", "one", 102, "restored"), "u9"))
+	live := restoredCloud(e, func() watch.Interface { return first }, 120,
+		cmList(120, withUID(cm("a", "one", 102, "restored"), "u9"), withUID(cm("a", "recreated-elsewhere", 101, "x"), "u7")))
+	e.start(t)
+	mustWaitWatermark(t, e, 120)
+	want := []string{"a/one@102", "a/recreated-elsewhere@101"}
+	if got := mustStored(t, e); !equal(got, want) {
+		t.Errorf("stored: got %v, want %v", got, want)
+	}
+	if got := mustCached(t, e); !equal(got, want) {
+		t.Errorf("cached: got %v, want %v", got, want)
+	}
+	live.Add(cm("a", "later", 121, "l"))
+	mustWaitWatermark(t, e, 121)
+	if lists, rvs := e.lw.recorded(); lists != 1 || rvs[len(rvs)-1] != "120" {
+		t.Errorf("got %d lists and watch RVs %v, want 1 list and a watch from 120", lists, rvs)
+	}
+}
+
+func TestWatchDeleteThenAddIsNoConflict(t *testing.T) {
+	e := mustEnv(t, t.TempDir())
+	seed := []metastore.Op{{Object: storedObject(mustObject(t, withUID(cm("a", "one", 90, "old"), "u1")))}}
+	if err := e.store.Apply(context.Background(), e.res.Key(), seed, 100); err != nil {
+		t.Fatalf("seed: %v", err)
+	}
+	objs, wm, _ := loadState(context.Background(), e.store, e.res.Key(), discard)
+	e.cache.Replace(objs, wm)
+	fw := watch.NewFakeWithChanSize(2, false)
+	fw.Delete(withUID(cm("a", "one", 101, "old"), "u1"))
+	fw.Add(withUID(cm("a", "one", 102, "new"), "u9"))
+	restoredCloud(e, func() watch.Interface { return fw }, 100, nil)
+	e.start(t)
+	mustWaitWatermark(t, e, 102)
+	if lists, _ := e.lw.recorded(); lists != 0 {
+		t.Errorf("got %d lists, want none for a delete and re-create", lists)
 	}
 }

@@ -18,6 +18,10 @@ import (
 // syncer must relist.
 var errExpired = errors.New("resource version expired in the cloud")
 
+// errConflict means a cloud watch contradicts the stored history, as a
+// cloud restored from a backup does: the syncer must relist.
+var errConflict = errors.New("cloud history contradicts the stored state")
+
 // errNotServed means the cloud's discovery does not list the resource.
 var errNotServed = errors.New("resource not served by the cloud")
 
@@ -49,6 +53,10 @@ type Syncer struct {
 	needList bool
 	// haveInfo is set once discovery information was fetched this run.
 	haveInfo bool
+	// checkRV is set on start and after a failed attempt: the cloud may
+	// have been restored from a backup meanwhile, so the next resume first
+	// checks that the cloud is not behind the watermark.
+	checkRV bool
 
 	storeMu sync.Mutex
 	// storeErr is why the last commit failed; nil once one succeeded.
@@ -71,6 +79,7 @@ func New(cfg Config) *Syncer {
 		s.rv = cfg.Cache.RV()
 	}
 	s.needList = s.rv == 0
+	s.checkRV = !s.needList
 	return s
 }
 
@@ -90,13 +99,19 @@ func (s *Syncer) Run(ctx context.Context) error {
 			s.log.Info("cloud expired the watermark, relisting", "rv", s.rv)
 			s.needList = true
 			continue
+		case errors.Is(err, errConflict):
+			s.log.Warn("relisting", "reason", err, "rv", s.rv)
+			s.needList = true
+			continue
 		case errors.Is(err, errLinkDead):
 			s.log.Warn("cloud watch presumed dead, re-watching once the link is up", "rv", s.rv)
+			s.checkRV = true
 			if s.cfg.Link.waitUp(ctx) != nil {
 				return nil
 			}
 			continue
 		}
+		s.checkRV = true
 		s.log.Warn("cloud sync failed, backing off", "err", err, "rv", s.rv)
 		if s.pause(ctx, err, up) != nil {
 			return nil
@@ -137,6 +152,13 @@ func (s *Syncer) recordStore(ctx context.Context, err error) error {
 func (s *Syncer) syncOnce(ctx context.Context) error {
 	if err := s.ensureInfo(ctx); err != nil {
 		return fmt.Errorf("discover: %w", err)
+	}
+	if s.checkRV && !s.needList {
+		behind, err := s.cloudBehind(ctx)
+		if err != nil {
+			return err
+		}
+		s.needList, s.checkRV = behind, false
 	}
 	if s.needList {
 		if err := s.relist(ctx); err != nil {

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/rest"
 )
@@ -59,14 +60,21 @@ func setHTTP2HealthCheck(rt http.RoundTripper) {
 }
 
 // NewProbe returns a link probe for LinkConfig.Probe: a GET of probePath
-// through cfg, so it shares the connections the watches use.
+// through cfg, so it shares the connections the watches use. A 429 counts
+// as success: an overloaded cloud is reachable, and its watches are alive.
 func NewProbe(cfg *rest.Config) (func(ctx context.Context) error, error) {
-	d, err := discovery.NewDiscoveryClientForConfig(cfg)
+	c := rest.CopyConfig(cfg)
+	c.RateLimiter, c.QPS = nil, -1 // probes must not queue behind syncs
+	d, err := discovery.NewDiscoveryClientForConfig(c)
 	if err != nil {
 		return nil, fmt.Errorf("link probe client: %w", err)
 	}
 	rc := d.RESTClient()
 	return func(ctx context.Context) error {
-		return rc.Get().AbsPath(probePath).Do(ctx).Error()
+		err := rc.Get().AbsPath(probePath).MaxRetries(0).Do(ctx).Error()
+		if apierrors.IsTooManyRequests(err) {
+			return nil
+		}
+		return err
 	}, nil
 }

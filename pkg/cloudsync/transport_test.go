@@ -1,7 +1,9 @@
 package cloudsync
 
 import (
+	"context"
 	"net/http"
+	"net/http/httptest"
 	"testing"
 
 	"k8s.io/client-go/rest"
@@ -31,5 +33,40 @@ func TestConfigureTransportSetsHTTP2HealthCheck(t *testing.T) {
 	}
 	if _, err := rest.TransportFor(cfg); err != nil {
 		t.Errorf("TransportFor: %v", err)
+	}
+}
+
+func TestProbe(t *testing.T) {
+	for _, tt := range []struct {
+		name   string
+		code   int
+		wantOK bool
+	}{
+		{"ok", http.StatusOK, true},
+		{"overloaded cloud is reachable", http.StatusTooManyRequests, true},
+		{"server error", http.StatusInternalServerError, false},
+		{"bad gateway", http.StatusBadGateway, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var path string
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				path = r.URL.Path
+				w.Header().Set("Content-Type", "application/json")
+				w.WriteHeader(tt.code)
+				_, _ = w.Write([]byte(`{"major":"1","minor":"36"}`))
+			}))
+			defer srv.Close()
+			probe, err := NewProbe(&rest.Config{Host: srv.URL})
+			if err != nil {
+				t.Fatalf("NewProbe: %v", err)
+			}
+			err = probe(context.Background())
+			if got := err == nil; got != tt.wantOK {
+				t.Errorf("got error %v, want ok %v", err, tt.wantOK)
+			}
+			if path != probePath {
+				t.Errorf("probed %q, want %q", path, probePath)
+			}
+		})
 	}
 }

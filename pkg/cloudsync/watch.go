@@ -124,6 +124,9 @@ func (s *Syncer) add(b *batch, ev watch.Event) error {
 	if o.RV <= b.rv {
 		return nil // already durable: the cloud replayed an older event
 	}
+	if ev.Type == watch.Added && s.heldWithOtherUID(b, o) {
+		return fmt.Errorf("%w: %s/%s added at %d with another UID than the one held", errConflict, o.Namespace, o.Name, o.RV)
+	}
 	op := upsertOp(o)
 	if ev.Type == watch.Deleted {
 		op = deleteOp(o)

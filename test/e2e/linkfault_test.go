@@ -26,6 +26,9 @@ const (
 	linkRecoveryBound = 20 * time.Second
 	// blackHoleOutage is how long the link drops packets silently.
 	blackHoleOutage = 10 * time.Second
+	// longBlackHoleOutage outlasts the default watch-progress-timeout
+	// (15 s) and the HTTP/2 health check (5 s idle + 5 s PING timeout).
+	longBlackHoleOutage = 25 * time.Second
 	// blackHoleDetectBound is how soon the prober (a probe every 2 s with a
 	// 3 s timeout) must report a black-holed link, with 2x headroom.
 	blackHoleDetectBound = 10 * time.Second
@@ -58,8 +61,10 @@ func TestLinkCutRecovery(t *testing.T) {
 		linkCutOutage, detected.Round(time.Millisecond), recovery.Round(time.Millisecond))
 }
 
-// TestLinkBlackHoleRecovery makes the link drop packets silently for 10 s,
-// with a cloud change meanwhile, and measures detection and catch-up.
+// TestLinkBlackHoleRecovery makes the link drop packets silently, with a
+// cloud change meanwhile, and measures detection and catch-up: for 10 s,
+// then for longer than watch-progress-timeout, when the HTTP/2 PINGs and
+// the prober must have ended every cloud watch.
 func TestLinkBlackHoleRecovery(t *testing.T) {
 	const ns = "blackhole"
 	c := framework.New(t, framework.Options{Namespaces: []string{ns}, EdgeLink: true})
@@ -67,19 +72,21 @@ func TestLinkBlackHoleRecovery(t *testing.T) {
 	ctx := t.Context()
 	createDurConfigMap(ctx, t, c.Admin.CoreV1().ConfigMaps(ns), "before", "0")
 	mustCatchUp(t, c, ns, edgeSyncTimeout)
-
-	start := time.Now()
-	c.BlackHoleLink()
-	detected := waitCloudLink(t, c, "disconnected").Sub(start)
-	if detected > blackHoleDetectBound {
-		t.Errorf("black hole reported after %s, want within %s", detected, blackHoleDetectBound)
+	for i, outage := range []time.Duration{blackHoleOutage, longBlackHoleOutage} {
+		waitCloudLink(t, c, "connected")
+		start := time.Now()
+		c.BlackHoleLink()
+		detected := waitCloudLink(t, c, "disconnected").Sub(start)
+		if detected > blackHoleDetectBound {
+			t.Errorf("black hole reported after %s, want within %s", detected, blackHoleDetectBound)
+		}
+		changeSyncedKinds(t, c, ns, fmt.Sprint("hole", i))
+		time.Sleep(time.Until(start.Add(outage)))
+		c.RestoreLink()
+		recovery := mustCatchUp(t, c, ns, blackHoleRecoveryBound)
+		t.Logf("black hole: outage %s, detected after %s, caught up %s after the link returned",
+			outage, detected.Round(time.Millisecond), recovery.Round(time.Millisecond))
 	}
-	changeSyncedKinds(t, c, ns, "hole")
-	time.Sleep(time.Until(start.Add(blackHoleOutage)))
-	c.RestoreLink()
-	recovery := mustCatchUp(t, c, ns, blackHoleRecoveryBound)
-	t.Logf("black hole: outage %s, detected after %s, caught up %s after the link returned",
-		blackHoleOutage, detected.Round(time.Millisecond), recovery.Round(time.Millisecond))
 }
 
 // changeSyncedKinds changes three synced resources in the cloud: a
