@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/apiserver-lite/apiserver-lite/pkg/cloudsync/nodescope"
@@ -62,11 +63,19 @@ func (d *Demand) stopWorker(r nodescope.Ref) {
 func (d *Demand) watchObject(ctx context.Context, lw cache.ListerWatcherWithContext, r nodescope.Ref, gen uint64) {
 	b := newBackoff()
 	for ctx.Err() == nil {
-		err := d.listWatchOnce(ctx, lw, r, gen, func() {
+		err := d.listWatchAlive(ctx, lw, r, gen, func() {
 			b = newBackoff()
 		})
 		if ctx.Err() != nil {
 			return
+		}
+		if errors.Is(err, errLinkDead) {
+			// A half-open link: watch again once the prober reaches the
+			// cloud, as the syncers do.
+			if d.cfg.Link.waitUp(ctx) != nil {
+				return
+			}
+			continue
 		}
 		if err == nil || errors.Is(err, errExpired) {
 			continue
@@ -76,6 +85,31 @@ func (d *Demand) watchObject(ctx context.Context, lw cache.ListerWatcherWithCont
 			return
 		}
 	}
+}
+
+// listWatchAlive runs listWatchOnce, ending it with errLinkDead once the
+// link has failed its probes for longer than the watch progress timeout,
+// so a watch on a half-open connection does not hang.
+func (d *Demand) listWatchAlive(ctx context.Context, lw cache.ListerWatcherWithContext, r nodescope.Ref, gen uint64, reached func()) error {
+	dead := d.cfg.Link.deadChan()
+	actx, cancel := context.WithCancelCause(ctx)
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		select {
+		case <-dead:
+			cancel(errLinkDead)
+		case <-stop:
+		}
+	})
+	err := d.listWatchOnce(actx, lw, r, gen, reached)
+	close(stop)
+	wg.Wait()
+	cancel(nil)
+	if ctx.Err() == nil && errors.Is(context.Cause(actx), errLinkDead) {
+		return errLinkDead
+	}
+	return err
 }
 
 // listWatchOnce lists the object, then streams its changes until the watch
