@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/apiserver-lite/apiserver-lite/pkg/versioncache"
 	"github.com/spf13/pflag"
@@ -21,6 +22,7 @@ const (
 	defaultDataDir       = "/var/lib/apiserver-lite"
 	defaultKubeconfig    = "/etc/apiserver-lite/kubeconfig"
 	defaultLogLevel      = "info"
+	defaultLogFormat     = "text"
 )
 
 // config is the daemon's whole configuration. Keys in the config file are
@@ -32,6 +34,8 @@ type config struct {
 	NodeName       string           `mapstructure:"node-name"`
 	WatchCacheSize int              `mapstructure:"watch-cache-size"`
 	LogLevel       string           `mapstructure:"log-level"`
+	LogFormat      string           `mapstructure:"log-format"`
+	MaxStaleness   time.Duration    `mapstructure:"max-staleness"`
 	Resources      []resourceConfig `mapstructure:"resources"`
 }
 
@@ -83,6 +87,8 @@ func newFlagSet() *pflag.FlagSet {
 	fs.String("node-name", hostname(), "this node's name, substituted for ${NODE_NAME} in selectors")
 	fs.Int("watch-cache-size", versioncache.DefaultCapacity, "events kept per resource for watches")
 	fs.String("log-level", defaultLogLevel, "debug, info, warn or error")
+	fs.String("log-format", defaultLogFormat, "text or json")
+	fs.Duration("max-staleness", defaultMaxStaleness, "longest a resource may go without cloud news while the cloud is reachable before /readyz fails")
 	return fs
 }
 

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/apiserver-lite/apiserver-lite/pkg/cloudsync"
@@ -88,7 +89,8 @@ func serve(ctx context.Context, cfg config, res []cloudsync.Resource, store *met
 		return err
 	}
 	link := cloudsync.NewLink()
-	syncers, err := newSyncers(cloud, res, caches, store, link, log)
+	o := newOps(cfg, res, caches, link.Connected, store)
+	syncers, err := newSyncers(cloud, res, caches, newObserver(o.metrics, res), store, link, log)
 	if err != nil {
 		return err
 	}
@@ -105,9 +107,25 @@ func serve(ctx context.Context, cfg config, res []cloudsync.Resource, store *met
 	if err != nil {
 		return fmt.Errorf("listen: %w", err)
 	}
-	srv := &http.Server{Handler: handler, ReadHeaderTimeout: readHeaderTimeout}
+	srv := &http.Server{Handler: o.handler(handler), ReadHeaderTimeout: readHeaderTimeout}
+	n, err := newNotifier(o.clock, selfProbe(ln.Addr()), o.statusLine)
+	if err != nil {
+		return errors.Join(fmt.Errorf("systemd watchdog: %w", err), ln.Close())
+	}
 	log.Info("serving", "address", ln.Addr().String(), "node", cfg.NodeName, "resources", len(res))
-	return runUntilDone(ctx, srv, ln, append(syncRunners(syncers), version.Run), caches, log)
+	return runUntilDone(ctx, daemonLoops{srv: srv, ln: ln, runs: append(syncRunners(syncers), version.Run),
+		caches: caches, notify: n, exited: &o.syncExited}, log)
+}
+
+// daemonLoops are what runUntilDone runs and stops.
+type daemonLoops struct {
+	srv    *http.Server
+	ln     net.Listener
+	runs   []func(context.Context) error // the sync loops
+	caches []*versioncache.Cache
+	notify *notifier
+	// exited counts sync loops that returned before shutdown began.
+	exited *atomic.Int32
 }
 
 // syncRunners are the Run methods of syncers.
@@ -119,16 +137,26 @@ func syncRunners(syncers []*cloudsync.Syncer) []func(context.Context) error {
 	return runs
 }
 
-// runUntilDone serves and runs the sync loops (runs) until ctx ends.
-func runUntilDone(ctx context.Context, srv *http.Server, ln net.Listener, runs []func(context.Context) error, caches []*versioncache.Cache, log *slog.Logger) error {
+// runUntilDone serves and runs the sync loops until ctx ends. systemd is
+// told READY=1 once the local API serves, and STOPPING=1 when ctx ends.
+func runUntilDone(ctx context.Context, d daemonLoops, log *slog.Logger) error {
 	var wg sync.WaitGroup
 	syncCtx, stopSync := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopSync()
-	for _, run := range runs {
-		wg.Go(func() { _ = run(syncCtx) })
+	for _, run := range d.runs {
+		wg.Go(func() {
+			_ = run(syncCtx)
+			if syncCtx.Err() == nil {
+				d.exited.Add(1)
+			}
+		})
 	}
+	srv := d.srv
 	serveErr := make(chan error, 1)
-	wg.Go(func() { serveErr <- srv.Serve(ln) })
+	wg.Go(func() { serveErr <- srv.Serve(d.ln) })
+	notifyCtx, stopNotify := context.WithCancel(ctx)
+	defer stopNotify()
+	wg.Go(func() { d.notify.run(notifyCtx, log) })
 
 	var err error
 	select {
@@ -137,11 +165,12 @@ func runUntilDone(ctx context.Context, srv *http.Server, ln net.Listener, runs [
 	case err = <-serveErr:
 		err = fmt.Errorf("serve: %w", err)
 	}
+	stopNotify() // STOPPING=1
 	shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownTimeout)
 	defer cancel()
 	shutdownDone := make(chan error, 1)
 	wg.Go(func() { shutdownDone <- srv.Shutdown(shutdownCtx) }) // stop accepting
-	for _, c := range caches {
+	for _, c := range d.caches {
 		c.Close() // end watches, so Shutdown need not wait for them
 	}
 	if serr := <-shutdownDone; serr != nil {
@@ -161,7 +190,7 @@ func cloudConfig(kubeconfig string) (*rest.Config, error) {
 	return c, nil
 }
 
-func newSyncers(cloud *rest.Config, res []cloudsync.Resource, caches []*versioncache.Cache, store *metastore.Store, link *cloudsync.Link, log *slog.Logger) ([]*cloudsync.Syncer, error) {
+func newSyncers(cloud *rest.Config, res []cloudsync.Resource, caches []*versioncache.Cache, obs *observer, store *metastore.Store, link *cloudsync.Link, log *slog.Logger) ([]*cloudsync.Syncer, error) {
 	dyn, err := dynamic.NewForConfig(cloud)
 	if err != nil {
 		return nil, fmt.Errorf("cloud client: %w", err)
@@ -174,7 +203,7 @@ func newSyncers(cloud *rest.Config, res []cloudsync.Resource, caches []*versionc
 	for i, r := range res {
 		out[i] = cloudsync.New(cloudsync.Config{
 			Resource: r, ListerWatcher: cloudsync.NewListerWatcher(dyn, r), Discovery: disc,
-			Store: store, Cache: caches[i], Link: link, Logger: log,
+			Store: observedStore{Store: store, obs: obs}, Cache: caches[i], Link: link, Logger: log, Observer: obs,
 		})
 	}
 	return out, nil

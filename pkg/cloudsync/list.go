@@ -29,6 +29,7 @@ func (s *Syncer) relist(ctx context.Context) error {
 		return err
 	}
 	s.reachedCloud()
+	s.cfg.Observer.CloudHeard(s.key)
 	stored, wm, err := s.cfg.Store.Load(ctx, s.key)
 	if err != nil {
 		return fmt.Errorf("relist: %w", err)

@@ -28,6 +28,7 @@ type Config struct {
 	Link          *Link
 	Clock         clock.Clock  // nil means the real clock
 	Logger        *slog.Logger // nil means slog.Default()
+	Observer      Observer     // nil means none
 }
 
 // Syncer keeps one resource in sync. Run is its only entry point; its
@@ -56,6 +57,9 @@ func New(cfg Config) *Syncer {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
+	if cfg.Observer == nil {
+		cfg.Observer = nopObserver{}
+	}
 	s := &Syncer{cfg: cfg, key: cfg.Resource.Key(), backoff: newBackoff(cfg.Clock)}
 	s.log = cfg.Logger.With("resource", s.key)
 	if cfg.Cache.Ready() {
@@ -81,6 +85,7 @@ func (s *Syncer) Run(ctx context.Context) error {
 			continue
 		}
 		s.cfg.Link.report(s.key, false)
+		s.cfg.Observer.CloudError(s.key, err)
 		s.log.Warn("cloud sync failed, backing off", "err", err, "rv", s.rv)
 		if s.backoff.wait(ctx) != nil {
 			return nil
@@ -94,6 +99,7 @@ func (s *Syncer) syncOnce(ctx context.Context) error {
 		return fmt.Errorf("discover: %w", err)
 	}
 	if s.needList {
+		s.cfg.Observer.Relisted(s.key, s.relistReason())
 		if err := s.relist(ctx); err != nil {
 			return err
 		}
@@ -130,6 +136,14 @@ func (s *Syncer) ensureInfo(ctx context.Context) error {
 		return nil
 	}
 	return fmt.Errorf("%w: %s", errNotServed, gvr)
+}
+
+// relistReason says why a relist is needed.
+func (s *Syncer) relistReason() string {
+	if s.rv == 0 {
+		return RelistInitial
+	}
+	return RelistExpired
 }
 
 // reachedCloud records a successful cloud call.
