@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -28,6 +27,7 @@ const (
 // config is the daemon's whole configuration. Keys in the config file are
 // the flag names.
 type config struct {
+	Config         string           `mapstructure:"config"`
 	Kubeconfig     string           `mapstructure:"kubeconfig"`
 	DataDir        string           `mapstructure:"data-dir"`
 	ListenAddress  string           `mapstructure:"listen-address"`
@@ -72,10 +72,10 @@ func loadConfig(args []string) (config, error) {
 		}
 	}
 	var c config
-	if err := v.Unmarshal(&c); err != nil {
+	if err := v.UnmarshalExact(&c); err != nil {
 		return config{}, fmt.Errorf("parse config: %w", err)
 	}
-	return c, c.validate()
+	return c, c.validateValues()
 }
 
 func newFlagSet() *pflag.FlagSet {
@@ -98,21 +98,4 @@ func hostname() string {
 		return ""
 	}
 	return strings.ToLower(h)
-}
-
-func (c config) validate() error {
-	var errs []error
-	if c.NodeName == "" {
-		errs = append(errs, errors.New("node-name is required"))
-	}
-	if c.DataDir == "" {
-		errs = append(errs, errors.New("data-dir is required"))
-	}
-	if c.WatchCacheSize <= 0 {
-		errs = append(errs, fmt.Errorf("watch-cache-size must be positive, got %d", c.WatchCacheSize))
-	}
-	if len(c.Resources) == 0 {
-		errs = append(errs, errors.New("resources must not be empty"))
-	}
-	return errors.Join(errs...)
 }

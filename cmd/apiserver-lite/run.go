@@ -46,11 +46,19 @@ const (
 // run owns the daemon's lifecycle: it returns when ctx is cancelled and the
 // ordered shutdown is done, or when startup or serving fails.
 func run(ctx context.Context, args []string) error {
+	if len(args) > 0 {
+		if cmd, ok := commands()[args[0]]; ok {
+			return cmd(ctx, args[1:], os.Stdout)
+		}
+	}
 	cfg, err := loadConfig(args)
 	if err != nil {
 		return err
 	}
-	log, err := newLogger(os.Stderr, cfg.LogLevel)
+	if err := cfg.Validate(); err != nil {
+		return err
+	}
+	log, err := newLogger(os.Stderr, cfg.LogLevel, cfg.LogFormat)
 	if err != nil {
 		return err
 	}
@@ -79,6 +87,9 @@ func run(ctx context.Context, args []string) error {
 func serve(ctx context.Context, cfg config, res []cloudsync.Resource, store *metastore.Store, log *slog.Logger) error {
 	if err := pruneStore(ctx, store, res, log); err != nil {
 		return err
+	}
+	if err := store.PutMeta(ctx, nodeNameKey, []byte(cfg.NodeName)); err != nil {
+		return fmt.Errorf("record node name: %w", err)
 	}
 	caches, err := loadCaches(ctx, store, res, cfg.WatchCacheSize, log)
 	if err != nil {
