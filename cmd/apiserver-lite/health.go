@@ -31,6 +31,9 @@ type check struct {
 	name string
 	err  error  // nil when the check passes
 	info string // shown after "ok" with ?verbose
+	// note marks an informational line that never fails: it is printed
+	// as "name: info", without the [+] of a check.
+	note bool
 }
 
 // livenessChecks fail only when the daemon is wedged: a sync loop ended
@@ -81,9 +84,9 @@ func (o *ops) probeCaches(ctx context.Context) error {
 func (o *ops) readinessChecks(ctx context.Context) []check {
 	checks := []check{{name: "store-writable", err: o.storeWritable(ctx)}}
 	up := o.link()
-	linkInfo := "connected"
+	linkInfo := "connected (informational, does not affect readiness)"
 	if !up {
-		linkInfo = "disconnected, serving the last known state (does not affect readiness)"
+		linkInfo = "disconnected (informational, does not affect readiness: the last known state is served)"
 	}
 	for i, c := range o.caches {
 		name := resourceLabel(o.res[i])
@@ -93,7 +96,7 @@ func (o *ops) readinessChecks(ctx context.Context) []check {
 		}
 		checks = append(checks, check{name: "data-loaded:" + name, err: err})
 	}
-	checks = append(checks, check{name: "cloud-link", info: linkInfo})
+	checks = append(checks, check{name: "cloud-link", info: linkInfo, note: true})
 	for _, r := range o.res {
 		checks = append(checks, o.stalenessCheck(resourceLabel(r), up))
 	}
@@ -141,6 +144,8 @@ func serveChecks(name string, checks func(context.Context) []check) http.Handler
 		failed := false
 		for _, c := range checks(r.Context()) {
 			switch {
+			case c.note:
+				fmt.Fprintf(&b, "%s: %s\n", c.name, c.info)
 			case c.err != nil:
 				failed = true
 				fmt.Fprintf(&b, "[-]%s failed: %v\n", c.name, c.err)

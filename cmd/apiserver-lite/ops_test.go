@@ -103,7 +103,7 @@ func TestRunHealthAndMetricsOffline(t *testing.T) {
 	code, body := get(t, d.base+"/readyz?verbose")
 	for _, want := range []string{
 		"[+]store-writable ok\n", "[+]data-loaded:configmaps ok\n",
-		"[+]cloud-link ok: disconnected, serving the last known state (does not affect readiness)\n",
+		"cloud-link: disconnected (informational, does not affect readiness: the last known state is served)\n",
 		"readyz check passed\n",
 	} {
 		if !strings.Contains(body, want) {
