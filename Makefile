@@ -82,7 +82,7 @@ install: build
 	sed 's|/usr/local/bin/apiserver-lite|$(PREFIX)/bin/apiserver-lite|' systemd/apiserver-lite.service \
 	  > $(DESTDIR)$(UNITDIR)/apiserver-lite.service
 	chmod 0644 $(DESTDIR)$(UNITDIR)/apiserver-lite.service
-	install -D -m 0640 configs/apiserver-lite.yaml $(DESTDIR)$(SYSCONFDIR)/apiserver-lite/config.yaml
+	install -D -m 0644 configs/apiserver-lite.yaml $(DESTDIR)$(SYSCONFDIR)/apiserver-lite/config.yaml
 
 clean:
 	rm -rf $(BIN_DIR) $(DATA_DIR)
