@@ -85,13 +85,7 @@ func run(ctx context.Context, args []string) error {
 // them down in order: stop accepting, end watches, stop and flush the sync
 // loops. The caller closes the store last.
 func serve(ctx context.Context, cfg config, res []cloudsync.Resource, store *metastore.Store, log *slog.Logger) error {
-	if err := pruneStore(ctx, store, res, log); err != nil {
-		return err
-	}
-	if err := store.PutMeta(ctx, nodeNameKey, []byte(cfg.NodeName)); err != nil {
-		return fmt.Errorf("record node name: %w", err)
-	}
-	caches, err := loadCaches(ctx, store, res, cfg.WatchCacheSize, log)
+	caches, err := prepareStore(ctx, cfg, res, store, log)
 	if err != nil {
 		return err
 	}
@@ -126,6 +120,18 @@ func serve(ctx context.Context, cfg config, res []cloudsync.Resource, store *met
 	log.Info("serving", "address", ln.Addr().String(), "node", cfg.NodeName, "resources", len(res))
 	return runUntilDone(ctx, daemonLoops{srv: srv, ln: ln, runs: append(syncRunners(syncers), version.Run),
 		caches: caches, notify: n, exited: &o.syncExited}, log)
+}
+
+// prepareStore drops the state of unconfigured resources, records the
+// node name (snapshots carry it) and loads one cache per resource.
+func prepareStore(ctx context.Context, cfg config, res []cloudsync.Resource, store *metastore.Store, log *slog.Logger) ([]*versioncache.Cache, error) {
+	if err := pruneStore(ctx, store, res, log); err != nil {
+		return nil, err
+	}
+	if err := store.PutMeta(ctx, nodeNameKey, []byte(cfg.NodeName)); err != nil {
+		return nil, fmt.Errorf("record node name: %w", err)
+	}
+	return loadCaches(ctx, store, res, cfg.WatchCacheSize, log)
 }
 
 // daemonLoops are what runUntilDone runs and stops.
