@@ -91,7 +91,9 @@ func (s *Syncer) nextBatch(ctx context.Context, ch <-chan watch.Event) (b batch,
 
 // add appends one cloud event to b.
 func (s *Syncer) add(b *batch, ev watch.Event) error {
-	s.cfg.Observer.CloudHeard(s.key)
+	if ev.Type != watch.Error {
+		s.cfg.Observer.CloudHeard(s.key)
+	}
 	switch ev.Type {
 	case watch.Error:
 		return classify("watch event", apierrors.FromObject(ev.Object))
