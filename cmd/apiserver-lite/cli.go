@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -123,6 +124,9 @@ func cmdConfig(_ context.Context, args []string, out io.Writer) error {
 		return fmt.Errorf("usage: apiserver-lite config check --config FILE [flags]")
 	}
 	cfg, err := loadConfig(args[1:])
+	if err == nil && cfg.Config == "" {
+		return errors.New("config check: --config is required")
+	}
 	if err == nil {
 		err = cfg.Validate()
 	}

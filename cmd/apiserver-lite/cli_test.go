@@ -153,10 +153,15 @@ func TestConfigCheck(t *testing.T) {
 		{"bad duration", write("dur.yaml", "node-name: n1\nkubeconfig: "+kc+"\nmax-staleness: soon\n"), []string{"max-staleness"}},
 		{"missing kubeconfig", write("nokc.yaml", "node-name: n1\nkubeconfig: /does/not/exist\n"), []string{"kubeconfig: stat /does/not/exist: no such file or directory"}},
 		{"missing config file", filepath.Join(dir, "absent.yaml"), []string{"read config"}},
+		{"no config flag", "", []string{"--config is required"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			out, err := runCommand(t, "config", "check", "--config", tt.file)
+			args := []string{"config", "check", "--config", tt.file}
+			if tt.file == "" {
+				args = []string{"config", "check", "--node-name", "n1"}
+			}
+			out, err := runCommand(t, args...)
 			if tt.want == nil {
 				if err != nil || out != "config "+tt.file+": ok\n" {
 					t.Errorf("got %v %q, want ok", err, out)
