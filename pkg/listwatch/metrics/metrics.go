@@ -50,9 +50,17 @@ type Metrics struct {
 	// lastCommitErr is the last commit's error, nil after a good commit.
 	// Guarded by mu.
 	lastCommitErr error
-	// commitStart is when the commit in flight began; zero when none is.
-	// Guarded by mu.
-	commitStart time.Time
+	// inFlight holds the start time of each commit in flight, by the id
+	// CommitStarted gave it. Guarded by mu.
+	inFlight map[uint64]time.Time
+	// nextCommit is the id of the next commit. Guarded by mu.
+	nextCommit uint64
+}
+
+// Commit is a commit in flight, from CommitStarted to CommitDone.
+type Commit struct {
+	id    uint64
+	start time.Time
 }
 
 // ErrorRecord is a resource's last sync failure.
@@ -69,7 +77,7 @@ func New(c clock.PassiveClock, src Sources) *Metrics {
 		c = clock.RealClock{}
 	}
 	m := &Metrics{reg: prometheus.NewRegistry(), clock: c,
-		heard: map[string]time.Time{}, lastErr: map[string]ErrorRecord{}}
+		heard: map[string]time.Time{}, lastErr: map[string]ErrorRecord{}, inFlight: map[uint64]time.Time{}}
 	m.newSyncMetrics()
 	m.newRequestMetrics()
 	m.reg.MustRegister(

@@ -136,3 +136,21 @@ func TestRequestInfo(t *testing.T) {
 		})
 	}
 }
+
+// With overlapping commits, the oldest one still in flight is reported.
+func TestCommitStateReportsOldestInFlight(t *testing.T) {
+	clk := clocktesting.NewFakeClock(time.Unix(0, 0))
+	m := New(clk, Sources{})
+	hung := m.CommitStarted()
+	clk.Step(time.Minute)
+	quick := m.CommitStarted()
+	clk.Step(time.Second)
+	m.CommitDone(pods, quick, 1, nil)
+	if _, got := m.CommitState(); got != time.Minute+time.Second {
+		t.Errorf("oldest in flight: got %v, want 1m1s", got)
+	}
+	m.CommitDone(pods, hung, 1, nil)
+	if _, got := m.CommitState(); got != 0 {
+		t.Errorf("after both ended: got %v, want 0", got)
+	}
+}

@@ -71,38 +71,41 @@ func (m *Metrics) CloudHeard(resource string) {
 	m.mu.Unlock()
 }
 
-// CommitStarted marks a commit in flight; call CommitDone when it ends.
-func (m *Metrics) CommitStarted() time.Time {
+// CommitStarted marks a commit in flight; pass the result to CommitDone
+// when it ends.
+func (m *Metrics) CommitStarted() Commit {
 	now := m.clock.Now()
 	m.mu.Lock()
-	m.commitStart = now
-	m.mu.Unlock()
-	return now
+	defer m.mu.Unlock()
+	m.nextCommit++
+	m.inFlight[m.nextCommit] = now
+	return Commit{id: m.nextCommit, start: now}
 }
 
-// CommitDone records a commit of changes cloud events that began at start.
-func (m *Metrics) CommitDone(resource string, start time.Time, changes int, err error) {
-	m.commitSeconds.WithLabelValues(resource).Observe(m.clock.Since(start).Seconds())
+// CommitDone records the end of commit c, which made changes cloud
+// changes durable unless err is set.
+func (m *Metrics) CommitDone(resource string, c Commit, changes int, err error) {
+	m.commitSeconds.WithLabelValues(resource).Observe(m.clock.Since(c.start).Seconds())
 	if err != nil {
 		m.commitErrors.WithLabelValues(resource).Inc()
 	} else {
 		m.eventsApplied.WithLabelValues(resource).Add(float64(changes))
 	}
 	m.mu.Lock()
-	m.commitStart = time.Time{}
+	delete(m.inFlight, c.id)
 	m.lastCommitErr = err
 	m.mu.Unlock()
 }
 
 // CommitState returns the error of the last commit (nil if it succeeded or
-// none ran) and how long the commit in flight has run (0 if none).
-func (m *Metrics) CommitState() (lastErr error, inFlight time.Duration) {
+// none ran) and how long the oldest commit in flight has run (0 if none).
+func (m *Metrics) CommitState() (lastErr error, oldest time.Duration) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if !m.commitStart.IsZero() {
-		inFlight = m.clock.Since(m.commitStart)
+	for _, start := range m.inFlight {
+		oldest = max(oldest, m.clock.Since(start))
 	}
-	return m.lastCommitErr, inFlight
+	return m.lastCommitErr, oldest
 }
 
 // Staleness returns how long ago resource last heard from the cloud, and
