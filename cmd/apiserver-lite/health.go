@@ -53,27 +53,35 @@ func (o *ops) livenessChecks(ctx context.Context) []check {
 	return append(checks, check{name: "caches", err: o.probeCaches(ctx)})
 }
 
-// probeCaches takes each cache's lock once. A probe stuck on a wedged lock
-// is not repeated: the next call reports it at once.
+// probeCaches takes each cache's lock once. Concurrent callers share one
+// probe; a probe stuck on a wedged lock is never repeated, every caller
+// waits for it up to cacheProbeTimeout.
 func (o *ops) probeCaches(ctx context.Context) error {
-	if !o.cacheProbe.CompareAndSwap(false, true) {
-		return errors.New("an earlier probe is still waiting for a cache lock")
+	o.cacheMu.Lock()
+	done := o.cacheProbe
+	if done == nil {
+		done = make(chan struct{})
+		o.cacheProbe = done
+		go func() {
+			for _, c := range o.caches {
+				_ = c.Stats()
+			}
+			o.cacheMu.Lock()
+			o.cacheProbe = nil
+			o.cacheMu.Unlock()
+			close(done)
+		}()
 	}
-	done := make(chan struct{})
-	go func() {
-		defer o.cacheProbe.Store(false)
-		defer close(done)
-		for _, c := range o.caches {
-			_ = c.Stats()
-		}
-	}()
-	ctx, cancel := context.WithTimeout(ctx, cacheProbeTimeout)
-	defer cancel()
+	o.cacheMu.Unlock()
+	t := o.clock.NewTimer(cacheProbeTimeout)
+	defer t.Stop()
 	select {
 	case <-done:
 		return nil
-	case <-ctx.Done():
+	case <-t.C():
 		return errors.New("a cache lock was not released in time")
+	case <-ctx.Done():
+		return ctx.Err()
 	}
 }
 

@@ -4,10 +4,13 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/apiserver-lite/apiserver-lite/pkg/listwatch/metrics"
+	"github.com/apiserver-lite/apiserver-lite/pkg/versioncache"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	clocktesting "k8s.io/utils/clock/testing"
 )
 
@@ -63,5 +66,29 @@ func TestStalenessCheck(t *testing.T) {
 	}
 	if c := o.stalenessCheck("pods", false); c.err != nil || !strings.Contains(c.info, "1m30s behind, cloud unreachable") {
 		t.Errorf("stale offline: got %+v, want ok with the age shown", c)
+	}
+}
+
+// Concurrent /livez requests share one cache probe and all pass.
+func TestLivezConcurrentProbes(t *testing.T) {
+	o := newTestOps(clocktesting.NewFakeClock(time.Unix(0, 0)))
+	for _, r := range []string{"pods", "nodes"} {
+		o.caches = append(o.caches, versioncache.New(schema.GroupVersionResource{Version: "v1", Resource: r}, 10))
+	}
+	h := serveChecks("livez", o.livenessChecks)
+	var wg sync.WaitGroup
+	codes := make([]int, 20)
+	for i := range codes {
+		wg.Go(func() {
+			rec := httptest.NewRecorder()
+			h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/livez", nil))
+			codes[i] = rec.Code
+		})
+	}
+	wg.Wait()
+	for i, c := range codes {
+		if c != http.StatusOK {
+			t.Errorf("request %d: got %d, want 200", i, c)
+		}
 	}
 }

@@ -44,8 +44,10 @@ type ops struct {
 
 	// syncExited counts sync loops that returned before shutdown.
 	syncExited atomic.Int32
-	// cacheProbe is set while a /livez cache probe runs.
-	cacheProbe atomic.Bool
+	cacheMu    sync.Mutex
+	// cacheProbe is closed when the /livez cache probe in flight ends; nil
+	// when none runs. Guarded by cacheMu.
+	cacheProbe chan struct{}
 
 	probeMu sync.Mutex
 	// probeAt and probeErr are the last store write probe. Guarded by
