@@ -87,6 +87,7 @@ install: build
 	sed 's|/usr/local/bin/apiserver-lite|$(PREFIX)/bin/apiserver-lite|' systemd/apiserver-lite.service \
 	  > $(DESTDIR)$(UNITDIR)/apiserver-lite.service
 	chmod 0644 $(DESTDIR)$(UNITDIR)/apiserver-lite.service
+	install -m 0644 systemd/apiserver-lite-credentials.path systemd/apiserver-lite-credentials.service $(DESTDIR)$(UNITDIR)/
 	install -D -m 0644 configs/apiserver-lite.yaml $(DESTDIR)$(SYSCONFDIR)/apiserver-lite/config.yaml
 
 clean:

@@ -57,6 +57,29 @@ func TestUnitVerifies(t *testing.T) {
 	}
 }
 
+// The units that restart the daemon when its credentials rotate verify
+// next to it.
+func TestCredentialUnitsVerify(t *testing.T) {
+	main := mustAnalyzableUnit(t)
+	dir := filepath.Dir(main)
+	names := []string{"apiserver-lite-credentials.path", "apiserver-lite-credentials.service"}
+	args := []string{"verify"}
+	for _, n := range names {
+		raw, err := os.ReadFile(filepath.Join(filepath.Dir(unitPath), n))
+		if err != nil {
+			t.Fatalf("read %s: %v", n, err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, n), raw, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		args = append(args, filepath.Join(dir, n))
+	}
+	out, err := exec.Command("systemd-analyze", args...).CombinedOutput()
+	if err != nil || len(strings.TrimSpace(string(out))) > 0 {
+		t.Errorf("systemd-analyze verify: got %v, output:\n%s\nwant success with no findings", err, out)
+	}
+}
+
 func TestUnitSecurityExposure(t *testing.T) {
 	p := mustAnalyzableUnit(t)
 	out, err := exec.Command("systemd-analyze", "security", "--offline=yes", "--no-pager", p).CombinedOutput()
