@@ -179,3 +179,15 @@ func TestConfigCheck(t *testing.T) {
 		})
 	}
 }
+
+// The shipped example config passes config check.
+func TestExampleConfigChecks(t *testing.T) {
+	kc := filepath.Join(t.TempDir(), "kubeconfig")
+	if err := os.WriteFile(kc, []byte(unreachableKubeconfig), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out, err := runCommand(t, "config", "check", "--config", "../../configs/apiserver-lite.yaml", "--kubeconfig", kc, "--node-name", "edge-1")
+	if err != nil || !strings.HasSuffix(out, ": ok\n") {
+		t.Errorf("example config: got %v %q, want ok", err, out)
+	}
+}
