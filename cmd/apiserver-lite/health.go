@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 )
@@ -148,9 +149,18 @@ func (o *ops) storeWritable(ctx context.Context) error {
 // format: "ok", or with ?verbose (or on failure) one line per check.
 func serveChecks(name string, checks func(context.Context) []check) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
+		list := checks(r.Context())
+		if one := r.PathValue("check"); one != "" {
+			i := slices.IndexFunc(list, func(c check) bool { return c.name == one })
+			if i < 0 {
+				http.NotFound(w, r)
+				return
+			}
+			list = list[i : i+1]
+		}
 		var b strings.Builder
 		failed := false
-		for _, c := range checks(r.Context()) {
+		for _, c := range list {
 			switch {
 			case c.note:
 				fmt.Fprintf(&b, "%s: %s\n", c.name, c.info)

@@ -78,9 +78,13 @@ func (o *ops) resourceStats() []metrics.ResourceStats {
 func (o *ops) handler(api http.Handler) http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("GET "+pathMetrics, o.metrics.Handler())
-	mux.Handle("GET "+pathLivez, serveChecks("livez", o.livenessChecks))
-	mux.Handle("GET "+pathHealthz, serveChecks("healthz", o.livenessChecks))
-	mux.Handle("GET "+pathReadyz, serveChecks("readyz", o.readinessChecks))
+	for path, checks := range map[string]func(context.Context) []check{
+		pathLivez: o.livenessChecks, pathHealthz: o.livenessChecks, pathReadyz: o.readinessChecks,
+	} {
+		h := serveChecks(path[1:], checks)
+		mux.Handle("GET "+path, h)
+		mux.Handle("GET "+path+"/{check...}", h) // one check, as kube-apiserver's /livez/ping
+	}
 	mux.HandleFunc("GET "+pathStatus, o.serveStatus)
 	mux.Handle("/", api)
 	known := map[string]bool{}

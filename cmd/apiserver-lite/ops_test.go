@@ -116,6 +116,13 @@ func TestRunHealthAndMetricsOffline(t *testing.T) {
 	if code, body := get(t, d.base+"/livez"); code != http.StatusOK || body != "ok" {
 		t.Errorf("/livez: got %d %q, want 200 ok", code, body)
 	}
+	if code, body := get(t, d.base+"/readyz/data-loaded:configmaps?verbose"); code != http.StatusOK ||
+		body != "[+]data-loaded:configmaps ok\nreadyz check passed\n" {
+		t.Errorf("/readyz/data-loaded:configmaps: got %d %q, want that check alone", code, body)
+	}
+	if code, _ := get(t, d.base+"/livez/no-such-check"); code != http.StatusNotFound {
+		t.Errorf("/livez/no-such-check: got %d, want 404 (never proxied)", code)
+	}
 	_, body = get(t, d.base+"/metrics")
 	for _, want := range []string{
 		`apiserver_watch_cache_resource_version{resource="configmaps"} 42`,
