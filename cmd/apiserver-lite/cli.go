@@ -77,9 +77,17 @@ func printDoc(out io.Writer, doc statusDoc, format string) error {
 func cmdStatus(ctx context.Context, args []string, out io.Writer) error {
 	fs := pflag.NewFlagSet("status", pflag.ContinueOnError)
 	addr := fs.String("address", defaultListenAddress, "the daemon's loopback listen-address")
+	cfgFile := fs.String("config", "", "read the listen-address from this config file instead")
 	format := outputFlag(fs)
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	if *cfgFile != "" {
+		cfg, err := loadConfig([]string{"--config", *cfgFile})
+		if err != nil {
+			return err
+		}
+		*addr = cfg.ListenAddress
 	}
 	ctx, cancel := context.WithTimeout(ctx, statusTimeout)
 	defer cancel()

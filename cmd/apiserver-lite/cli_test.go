@@ -82,6 +82,16 @@ func TestStatusGolden(t *testing.T) {
 	if tbl, err := runCommand(t, "status", "--address", addr); err != nil || !strings.Contains(tbl, "RESOURCE") {
 		t.Errorf("status table: got %v %q, want a table", err, tbl)
 	}
+	cfg := filepath.Join(t.TempDir(), "config.yaml")
+	if err := os.WriteFile(cfg, []byte("node-name: n1\nlisten-address: "+addr+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := runCommand(t, "status", "--config", cfg, "-o", "json"); err != nil || !strings.Contains(out, `"node": "n1"`) {
+		t.Errorf("status --config: got %v %q, want the daemon's status", err, out)
+	}
+	if _, err := runCommand(t, "status", "--address", mustFreeAddress(t)); err == nil {
+		t.Errorf("status with no daemon: got nil, want an error")
+	}
 }
 
 // A fixed document covers the columns a live offline daemon leaves empty.
