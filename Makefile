@@ -46,7 +46,12 @@ lint:
 	$(GO) vet ./...
 	$(GO) vet -tags e2e ./test/...
 
+# The systemd unit's checks (systemd-analyze verify, and an exposure of at
+# most 3.0 in systemd-analyze security) run as unit tests in
+# cmd/apiserver-lite and are skipped where systemd-analyze is missing.
 test-unit: lint
+	@command -v systemd-analyze >/dev/null || \
+	  echo "systemd-analyze not installed: the systemd unit checks are skipped (install systemd to run them)"
 	$(GO) test -race -count=1 ./...
 
 # The end-to-end suite, the differential conformance suite and the benchmark
@@ -114,7 +119,8 @@ install: build
 	sed 's|/usr/local/bin/apiserver-lite|$(PREFIX)/bin/apiserver-lite|' systemd/apiserver-lite.service \
 	  > $(DESTDIR)$(UNITDIR)/apiserver-lite.service
 	chmod 0644 $(DESTDIR)$(UNITDIR)/apiserver-lite.service
-	install -D -m 0640 configs/apiserver-lite.yaml $(DESTDIR)$(SYSCONFDIR)/apiserver-lite/config.yaml
+	install -m 0644 systemd/apiserver-lite-credentials.path systemd/apiserver-lite-credentials.service $(DESTDIR)$(UNITDIR)/
+	install -D -m 0644 configs/apiserver-lite.yaml $(DESTDIR)$(SYSCONFDIR)/apiserver-lite/config.yaml
 
 clean:
 	rm -rf $(BIN_DIR) $(DATA_DIR)

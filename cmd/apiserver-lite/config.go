@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -24,11 +23,13 @@ const (
 	defaultDataDir       = "/var/lib/apiserver-lite"
 	defaultKubeconfig    = "/etc/apiserver-lite/kubeconfig"
 	defaultLogLevel      = "info"
+	defaultLogFormat     = "text"
 )
 
 // config is the daemon's whole configuration. Keys in the config file are
 // the flag names.
 type config struct {
+	Config         string           `mapstructure:"config"`
 	Kubeconfig     string           `mapstructure:"kubeconfig"`
 	DataDir        string           `mapstructure:"data-dir"`
 	ListenAddress  string           `mapstructure:"listen-address"`
@@ -36,6 +37,8 @@ type config struct {
 	WatchCacheSize int              `mapstructure:"watch-cache-size"`
 	LogLevel       string           `mapstructure:"log-level"`
 	SyncScope      string           `mapstructure:"sync-scope"`
+	LogFormat      string           `mapstructure:"log-format"`
+	MaxStaleness   time.Duration    `mapstructure:"max-staleness"`
 	Resources      []resourceConfig `mapstructure:"resources"`
 
 	// WatchProgressTimeout is how long the cloud link may fail its probes
@@ -81,10 +84,10 @@ func loadConfig(args []string) (config, error) {
 		}
 	}
 	var c config
-	if err := v.Unmarshal(&c); err != nil {
+	if err := v.UnmarshalExact(&c); err != nil {
 		return config{}, fmt.Errorf("parse config: %w", err)
 	}
-	return c, c.validate()
+	return c, c.validateValues()
 }
 
 func newFlagSet() *pflag.FlagSet {
@@ -101,6 +104,8 @@ func newFlagSet() *pflag.FlagSet {
 	fs.Int("max-concurrent-relists", cloudsync.DefaultMaxConcurrentRelists, "full cloud LISTs in flight at once")
 	fs.String("memory-limit", "", "Go soft memory limit, e.g. 900Mi; set it a little below the unit's MemoryMax=")
 	fs.String("sync-scope", scopeAuto, "auto, node (what the Node authorizer lets this node read) or cluster (the resources list)")
+	fs.String("log-format", defaultLogFormat, "text or json")
+	fs.Duration("max-staleness", defaultMaxStaleness, "longest a resource may go without cloud news while the cloud is reachable before /readyz fails")
 	return fs
 }
 
@@ -110,35 +115,6 @@ func hostname() string {
 		return ""
 	}
 	return strings.ToLower(h)
-}
-
-func (c config) validate() error {
-	var errs []error
-	if c.NodeName == "" {
-		errs = append(errs, errors.New("node-name is required"))
-	}
-	if c.DataDir == "" {
-		errs = append(errs, errors.New("data-dir is required"))
-	}
-	if c.WatchCacheSize <= 0 {
-		errs = append(errs, fmt.Errorf("watch-cache-size must be positive, got %d", c.WatchCacheSize))
-	}
-	if c.WatchProgressTimeout <= 0 {
-		errs = append(errs, fmt.Errorf("watch-progress-timeout must be positive, got %s", c.WatchProgressTimeout))
-	}
-	if c.MaxConcurrentRelists <= 0 {
-		errs = append(errs, fmt.Errorf("max-concurrent-relists must be positive, got %d", c.MaxConcurrentRelists))
-	}
-	if _, err := c.memoryLimit(); err != nil {
-		errs = append(errs, err)
-	}
-	if c.SyncScope != scopeAuto && c.SyncScope != scopeNode && c.SyncScope != scopeCluster {
-		errs = append(errs, fmt.Errorf("sync-scope must be auto, node or cluster, got %q", c.SyncScope))
-	}
-	if len(c.Resources) == 0 {
-		errs = append(errs, errors.New("resources must not be empty"))
-	}
-	return errors.Join(errs...)
 }
 
 // memoryLimit is memory-limit in bytes, or 0 when unset.

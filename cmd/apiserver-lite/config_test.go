@@ -119,11 +119,7 @@ func TestConfigRejectsBadInput(t *testing.T) {
 			}
 		})
 	}
-	c, err := loadConfig([]string{"--node-name=n", "--config", dup})
-	if err != nil {
-		t.Fatalf("load: %v", err)
-	}
-	if _, err := syncResources(c); err == nil || !strings.Contains(err.Error(), "twice") {
+	if _, err := loadConfig([]string{"--node-name=n", "--config", dup}); err == nil || !strings.Contains(err.Error(), "twice") {
 		t.Errorf("got %v, want a duplicate resource error", err)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"runtime/debug"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/apiserver-lite/apiserver-lite/pkg/cloudsync"
@@ -46,16 +47,24 @@ const (
 // run owns the daemon's lifecycle: it returns when ctx is cancelled and the
 // ordered shutdown is done, or when startup or serving fails.
 func run(ctx context.Context, args []string) error {
+	if len(args) > 0 {
+		if cmd, ok := commands()[args[0]]; ok {
+			return cmd(ctx, args[1:], os.Stdout)
+		}
+	}
 	cfg, err := loadConfig(args)
 	if err != nil {
 		return err
 	}
-	log, err := newLogger(os.Stderr, cfg.LogLevel)
+	if err := cfg.Validate(); err != nil {
+		return err
+	}
+	log, err := newLogger(os.Stderr, cfg.LogLevel, cfg.LogFormat)
 	if err != nil {
 		return err
 	}
 	if limit, _ := cfg.memoryLimit(); limit > 0 {
-		debug.SetMemoryLimit(limit) // validated by loadConfig
+		debug.SetMemoryLimit(limit) // checked by Validate
 		log.Info("memory limit", "bytes", limit)
 	}
 	res, err := syncResources(cfg)
@@ -92,20 +101,16 @@ func serve(ctx context.Context, cfg config, res []cloudsync.Resource, store *met
 	if res, err = scopedResources(ctx, cfg, res, cloud, store, log); err != nil {
 		return err
 	}
-	if err := pruneStore(ctx, store, res, log); err != nil {
-		return err
-	}
-	caches, err := cloudsync.Restore(ctx, store, res, cfg.WatchCacheSize, log)
+	caches, err := prepareStore(ctx, cfg, res, store, log)
 	if err != nil {
 		return err
 	}
-	probe, err := cloudsync.NewProbe(cloud)
+	link, err := newLink(cfg, cloud, log)
 	if err != nil {
 		return err
 	}
-	link := cloudsync.NewLink(cloudsync.LinkConfig{Probe: probe, WatchProgressTimeout: cfg.WatchProgressTimeout,
-		MaxConcurrentRelists: cfg.MaxConcurrentRelists, Logger: log})
-	syncers, err := newSyncers(cloud, res, caches, store, link, log)
+	o := newOps(cfg, res, caches, link.Connected, store)
+	syncers, err := newSyncers(cloud, res, caches, newObserver(o.metrics, res), store, link, log)
 	if err != nil {
 		return err
 	}
@@ -126,7 +131,11 @@ func serve(ctx context.Context, cfg config, res []cloudsync.Resource, store *met
 	if err != nil {
 		return fmt.Errorf("listen: %w", err)
 	}
-	srv := &http.Server{Handler: withStoredAnswers(handler, res, store, link, log), ReadHeaderTimeout: readHeaderTimeout}
+	srv := &http.Server{Handler: o.handler(withStoredAnswers(handler, res, store, link, log)), ReadHeaderTimeout: readHeaderTimeout}
+	n, err := newNotifier(o.clock, selfProbe(ln.Addr()), o.statusLine)
+	if err != nil {
+		return errors.Join(fmt.Errorf("systemd watchdog: %w", err), ln.Close())
+	}
 	log.Info("serving", "address", ln.Addr().String(), "node", cfg.NodeName, "resources", len(res))
 	runs := append(syncRunners(syncers), version.Run, link.Run)
 	for _, r := range []func(context.Context) error{demand, tokenForgetter(res, caches, store, log)} {
@@ -134,7 +143,40 @@ func serve(ctx context.Context, cfg config, res []cloudsync.Resource, store *met
 			runs = append(runs, r)
 		}
 	}
-	return runUntilDone(ctx, srv, ln, runs, caches, log)
+	return runUntilDone(ctx, daemonLoops{srv: srv, ln: ln, runs: runs, caches: caches, notify: n, exited: &o.syncExited}, log)
+}
+
+// newLink returns the cloud's one link prober.
+func newLink(cfg config, cloud *rest.Config, log *slog.Logger) (*cloudsync.Link, error) {
+	probe, err := cloudsync.NewProbe(cloud)
+	if err != nil {
+		return nil, err
+	}
+	return cloudsync.NewLink(cloudsync.LinkConfig{Probe: probe, WatchProgressTimeout: cfg.WatchProgressTimeout,
+		MaxConcurrentRelists: cfg.MaxConcurrentRelists, Logger: log}), nil
+}
+
+// prepareStore drops the state of unconfigured resources, records the
+// node name (snapshots carry it) and restores one cache per resource.
+func prepareStore(ctx context.Context, cfg config, res []cloudsync.Resource, store *metastore.Store, log *slog.Logger) ([]*versioncache.Cache, error) {
+	if err := pruneStore(ctx, store, res, log); err != nil {
+		return nil, err
+	}
+	if err := store.PutMeta(ctx, nodeNameKey, []byte(cfg.NodeName)); err != nil {
+		return nil, fmt.Errorf("record node name: %w", err)
+	}
+	return cloudsync.Restore(ctx, store, res, cfg.WatchCacheSize, log)
+}
+
+// daemonLoops are what runUntilDone runs and stops.
+type daemonLoops struct {
+	srv    *http.Server
+	ln     net.Listener
+	runs   []func(context.Context) error // the sync loops
+	caches []*versioncache.Cache
+	notify *notifier
+	// exited counts sync loops that returned before shutdown began.
+	exited *atomic.Int32
 }
 
 // syncRunners are the Run methods of syncers.
@@ -146,16 +188,26 @@ func syncRunners(syncers []*cloudsync.Syncer) []func(context.Context) error {
 	return runs
 }
 
-// runUntilDone serves and runs the sync loops (runs) until ctx ends.
-func runUntilDone(ctx context.Context, srv *http.Server, ln net.Listener, runs []func(context.Context) error, caches []*versioncache.Cache, log *slog.Logger) error {
+// runUntilDone serves and runs the sync loops until ctx ends. systemd is
+// told READY=1 once the local API serves, and STOPPING=1 when ctx ends.
+func runUntilDone(ctx context.Context, d daemonLoops, log *slog.Logger) error {
 	var wg sync.WaitGroup
 	syncCtx, stopSync := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopSync()
-	for _, run := range runs {
-		wg.Go(func() { _ = run(syncCtx) })
+	for _, run := range d.runs {
+		wg.Go(func() {
+			_ = run(syncCtx)
+			if syncCtx.Err() == nil {
+				d.exited.Add(1)
+			}
+		})
 	}
+	srv := d.srv
 	serveErr := make(chan error, 1)
-	wg.Go(func() { serveErr <- srv.Serve(ln) })
+	wg.Go(func() { serveErr <- srv.Serve(d.ln) })
+	notifyCtx, stopNotify := context.WithCancel(ctx)
+	defer stopNotify()
+	wg.Go(func() { d.notify.run(notifyCtx, log) })
 
 	var err error
 	select {
@@ -164,11 +216,12 @@ func runUntilDone(ctx context.Context, srv *http.Server, ln net.Listener, runs [
 	case err = <-serveErr:
 		err = fmt.Errorf("serve: %w", err)
 	}
+	stopNotify() // STOPPING=1
 	shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownTimeout)
 	defer cancel()
 	shutdownDone := make(chan error, 1)
 	wg.Go(func() { shutdownDone <- srv.Shutdown(shutdownCtx) }) // stop accepting
-	for _, c := range caches {
+	for _, c := range d.caches {
 		c.Close() // end watches, so Shutdown need not wait for them
 	}
 	if serr := <-shutdownDone; serr != nil {
@@ -189,7 +242,7 @@ func cloudConfig(kubeconfig string) (*rest.Config, error) {
 	return c, nil
 }
 
-func newSyncers(cloud *rest.Config, res []cloudsync.Resource, caches []*versioncache.Cache, store *metastore.Store, link *cloudsync.Link, log *slog.Logger) ([]*cloudsync.Syncer, error) {
+func newSyncers(cloud *rest.Config, res []cloudsync.Resource, caches []*versioncache.Cache, obs *observer, store *metastore.Store, link *cloudsync.Link, log *slog.Logger) ([]*cloudsync.Syncer, error) {
 	dyn, err := dynamic.NewForConfig(cloud)
 	if err != nil {
 		return nil, fmt.Errorf("cloud client: %w", err)
@@ -205,7 +258,7 @@ func newSyncers(cloud *rest.Config, res []cloudsync.Resource, caches []*versionc
 		}
 		out = append(out, cloudsync.New(cloudsync.Config{
 			Resource: r, ListerWatcher: cloudsync.NewListerWatcher(dyn, r), Discovery: disc,
-			Store: store, Cache: caches[i], Link: link, Logger: log,
+			Store: observedStore{Store: store, obs: obs}, Cache: caches[i], Link: link, Logger: log, Observer: obs,
 		}))
 	}
 	return out, nil

@@ -32,6 +32,7 @@ func (s *Syncer) relist(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	s.cfg.Observer.CloudHeard(s.key)
 	stored, wm, err := s.cfg.Store.Load(ctx, s.key)
 	if err != nil {
 		return fmt.Errorf("relist: %w", err)

@@ -35,6 +35,7 @@ type Config struct {
 	Link          *Link
 	Clock         clock.Clock  // nil means the real clock
 	Logger        *slog.Logger // nil means slog.Default()
+	Observer      Observer     // nil means none
 }
 
 // Syncer keeps one resource in sync. Run is its only entry point; its
@@ -72,6 +73,9 @@ func New(cfg Config) *Syncer {
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
+	}
+	if cfg.Observer == nil {
+		cfg.Observer = nopObserver{}
 	}
 	s := &Syncer{cfg: cfg, key: cfg.Resource.Key(), backoff: newBackoff()}
 	s.log = cfg.Logger.With("resource", s.key)
@@ -112,6 +116,7 @@ func (s *Syncer) Run(ctx context.Context) error {
 			continue
 		}
 		s.checkRV = true
+		s.cfg.Observer.CloudError(s.key, err)
 		s.log.Warn("cloud sync failed, backing off", "err", err, "rv", s.rv)
 		if s.pause(ctx, err, up) != nil {
 			return nil
@@ -161,6 +166,7 @@ func (s *Syncer) syncOnce(ctx context.Context) error {
 		s.needList, s.checkRV = behind, false
 	}
 	if s.needList {
+		s.cfg.Observer.Relisted(s.key, s.relistReason())
 		if err := s.relist(ctx); err != nil {
 			return err
 		}
@@ -197,4 +203,12 @@ func (s *Syncer) ensureInfo(ctx context.Context) error {
 		return nil
 	}
 	return fmt.Errorf("%w: %s", errNotServed, gvr)
+}
+
+// relistReason says why a relist is needed.
+func (s *Syncer) relistReason() string {
+	if s.rv == 0 {
+		return RelistInitial
+	}
+	return RelistExpired
 }

@@ -99,6 +99,9 @@ func (s *Syncer) nextBatch(ctx context.Context, ch <-chan watch.Event, dead <-ch
 
 // add appends one cloud event to b.
 func (s *Syncer) add(b *batch, ev watch.Event) error {
+	if ev.Type != watch.Error {
+		s.cfg.Observer.CloudHeard(s.key)
+	}
 	switch ev.Type {
 	case watch.Error:
 		return classify("watch event", apierrors.FromObject(ev.Object))

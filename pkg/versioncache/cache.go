@@ -1,6 +1,9 @@
 package versioncache
 
-import "sync"
+import (
+	"sync"
+	"sync/atomic"
+)
 
 // Cache is the per-resource current state plus a bounded ring of events.
 //
@@ -43,6 +46,8 @@ type Cache struct {
 	// member's channel is open; a watcher leaves the set exactly when its
 	// channel is closed.
 	watchers map[*Watcher]struct{}
+	// tooSlow counts watchers evicted for a full buffer.
+	tooSlow atomic.Uint64
 }
 
 // New returns an empty, not-ready cache for gvr keeping capacity events

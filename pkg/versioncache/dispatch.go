@@ -51,6 +51,7 @@ func (c *Cache) removeWatcherLocked(w *Watcher, evicted bool) {
 	delete(c.watchers, w)
 	if evicted {
 		w.evicted.Store(true)
+		c.tooSlow.Add(1)
 	}
 	close(w.ch)
 }

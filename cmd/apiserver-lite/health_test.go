@@ -1,0 +1,94 @@
+package main
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/apiserver-lite/apiserver-lite/pkg/listwatch/metrics"
+	"github.com/apiserver-lite/apiserver-lite/pkg/versioncache"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	clocktesting "k8s.io/utils/clock/testing"
+)
+
+func newTestOps(clk *clocktesting.FakeClock) *ops {
+	o := &ops{clock: clk, maxStaleness: time.Minute, link: func() bool { return true }}
+	o.metrics = metrics.New(clk, metrics.Sources{})
+	return o
+}
+
+func TestLivezFailsOnlyWhenWedged(t *testing.T) {
+	clk := clocktesting.NewFakeClock(time.Unix(0, 0))
+	tests := []struct {
+		name  string
+		setup func(o *ops)
+		want  string // "" means live
+	}{
+		{"idle", func(*ops) {}, ""},
+		{"short commit in flight", func(o *ops) { o.metrics.CommitStarted(); clk.Step(time.Second) }, ""},
+		{"hung commit", func(o *ops) { o.metrics.CommitStarted(); clk.Step(wedgedCommit + time.Second) }, "[-]store-commit failed"},
+		{"sync loop exited", func(o *ops) { o.syncExited.Store(1) }, "[-]sync-loops failed: 1 sync loops exited"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			o := newTestOps(clk)
+			tt.setup(o)
+			rec := httptest.NewRecorder()
+			serveChecks("livez", o.livenessChecks).ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/livez", nil))
+			body := rec.Body.String()
+			switch {
+			case tt.want == "" && (rec.Code != http.StatusOK || body != "ok"):
+				t.Errorf("got %d %q, want 200 ok", rec.Code, body)
+			case tt.want != "" && (rec.Code != http.StatusInternalServerError || !strings.Contains(body, tt.want)):
+				t.Errorf("got %d %q, want 500 with %q", rec.Code, body, tt.want)
+			}
+		})
+	}
+}
+
+func TestStalenessCheck(t *testing.T) {
+	clk := clocktesting.NewFakeClock(time.Unix(0, 0))
+	o := newTestOps(clk)
+	if c := o.stalenessCheck("pods", true); c.err != nil || !strings.Contains(c.info, "not heard") {
+		t.Errorf("never heard: got %+v, want ok with a note", c)
+	}
+	o.metrics.CloudHeard("pods")
+	clk.Step(30 * time.Second)
+	if c := o.stalenessCheck("pods", true); c.err != nil {
+		t.Errorf("fresh: got %v, want ok", c.err)
+	}
+	clk.Step(time.Minute)
+	if c := o.stalenessCheck("pods", true); c.err == nil || !strings.Contains(c.err.Error(), "max-staleness is 1m0s") {
+		t.Errorf("stale online: got %+v, want a failure naming max-staleness", c)
+	}
+	if c := o.stalenessCheck("pods", false); c.err != nil || !strings.Contains(c.info, "1m30s behind, cloud unreachable") {
+		t.Errorf("stale offline: got %+v, want ok with the age shown", c)
+	}
+}
+
+// Concurrent /livez requests share one cache probe and all pass.
+func TestLivezConcurrentProbes(t *testing.T) {
+	o := newTestOps(clocktesting.NewFakeClock(time.Unix(0, 0)))
+	for _, r := range []string{"pods", "nodes"} {
+		o.caches = append(o.caches, versioncache.New(schema.GroupVersionResource{Version: "v1", Resource: r}, 10))
+	}
+	h := serveChecks("livez", o.livenessChecks)
+	var wg sync.WaitGroup
+	codes := make([]int, 20)
+	for i := range codes {
+		wg.Go(func() {
+			rec := httptest.NewRecorder()
+			h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/livez", nil))
+			codes[i] = rec.Code
+		})
+	}
+	wg.Wait()
+	for i, c := range codes {
+		if c != http.StatusOK {
+			t.Errorf("request %d: got %d, want 200", i, c)
+		}
+	}
+}

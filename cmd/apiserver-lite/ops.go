@@ -1,0 +1,155 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/apiserver-lite/apiserver-lite/pkg/cloudsync"
+	"github.com/apiserver-lite/apiserver-lite/pkg/listwatch/metrics"
+	"github.com/apiserver-lite/apiserver-lite/pkg/metastore"
+	"github.com/apiserver-lite/apiserver-lite/pkg/versioncache"
+	"k8s.io/utils/clock"
+)
+
+// Paths the daemon answers itself, on every door, never proxied.
+const (
+	pathMetrics = "/metrics"
+	pathLivez   = "/livez"
+	pathReadyz  = "/readyz"
+	pathHealthz = "/healthz"
+	// pathStatus is the status document `apiserver-lite status` reads.
+	pathStatus = "/debug/apiserver-lite/status"
+)
+
+// doorLoopback labels requests of the plain-HTTP loopback door.
+const doorLoopback = "loopback"
+
+// ops is the daemon's operational view: metrics, health, status and the
+// systemd notifications. Fields are set by newOps and never reassigned.
+type ops struct {
+	node         string
+	res          []cloudsync.Resource
+	caches       []*versioncache.Cache // caches[i] serves res[i]
+	link         func() bool
+	metrics      *metrics.Metrics
+	store        *metastore.Store
+	clock        clock.WithTicker
+	maxStaleness time.Duration
+
+	// syncExited counts sync loops that returned before shutdown.
+	syncExited atomic.Int32
+	cacheMu    sync.Mutex
+	// cacheProbe is closed when the /livez cache probe in flight ends; nil
+	// when none runs. Guarded by cacheMu.
+	cacheProbe chan struct{}
+
+	probeMu sync.Mutex
+	// probeAt and probeErr are the last store write probe. Guarded by
+	// probeMu.
+	probeAt  time.Time
+	probeErr error
+}
+
+func newOps(cfg config, res []cloudsync.Resource, caches []*versioncache.Cache, link func() bool, store *metastore.Store) *ops {
+	o := &ops{node: cfg.NodeName, res: res, caches: caches, link: link, store: store,
+		clock: clock.RealClock{}, maxStaleness: cfg.MaxStaleness}
+	o.metrics = metrics.New(o.clock, metrics.Sources{Resources: o.resourceStats, LinkUp: link})
+	return o
+}
+
+func (o *ops) resourceStats() []metrics.ResourceStats {
+	out := make([]metrics.ResourceStats, len(o.caches))
+	for i, c := range o.caches {
+		st := c.Stats()
+		out[i] = metrics.ResourceStats{Resource: resourceLabel(o.res[i]), Ready: st.Ready, RV: st.RV,
+			Objects: st.Objects, Events: st.Events, Watchers: st.Watchers, TooSlow: st.TooSlow}
+	}
+	return out
+}
+
+// handler serves the operational paths itself and everything else through
+// api, counting and timing every request.
+func (o *ops) handler(api http.Handler) http.Handler {
+	mux := http.NewServeMux()
+	mux.Handle("GET "+pathMetrics, o.metrics.Handler())
+	for path, checks := range map[string]func(context.Context) []check{
+		pathLivez: o.livenessChecks, pathHealthz: o.livenessChecks, pathReadyz: o.readinessChecks,
+	} {
+		h := serveChecks(path[1:], checks)
+		mux.Handle("GET "+path, h)
+		mux.Handle("GET "+path+"/{check...}", h) // one check, as kube-apiserver's /livez/ping
+	}
+	mux.HandleFunc("GET "+pathStatus, o.serveStatus)
+	mux.Handle("/", api)
+	known := map[string]bool{}
+	for _, r := range o.res {
+		known[resourceLabel(r)] = true
+	}
+	return o.metrics.Instrument(mux, doorLoopback, func(gr string) bool { return known[gr] })
+}
+
+// statusLine is systemd's STATUS= line: link, readiness and freshness.
+func (o *ops) statusLine() string {
+	ready, watchers := 0, 0
+	var stalest time.Duration
+	for i, c := range o.caches {
+		st := c.Stats()
+		if st.Ready {
+			ready++
+		}
+		watchers += st.Watchers
+		if age, ok := o.metrics.Staleness(resourceLabel(o.res[i])); ok {
+			stalest = max(stalest, age)
+		}
+	}
+	link := "cloud unreachable, serving last known state"
+	if o.link() {
+		link = "cloud connected"
+	}
+	return fmt.Sprintf("%s; %d/%d resources loaded; stalest %s; %d watchers",
+		link, ready, len(o.caches), stalest.Round(time.Second), watchers)
+}
+
+// watchdogProbeTimeout bounds the self-probe behind each watchdog ping.
+const watchdogProbeTimeout = 5 * time.Second
+
+// selfProbe returns a check that GETs /livez through the listener at addr,
+// so a watchdog ping proves the serving loop answers and the sync loops
+// are not wedged.
+func selfProbe(addr net.Addr) func(context.Context) error {
+	host, port, _ := net.SplitHostPort(addr.String())
+	if ip := net.ParseIP(host); ip == nil || ip.IsUnspecified() {
+		host = "127.0.0.1"
+	}
+	url := "http://" + net.JoinHostPort(host, port) + pathLivez
+	client := &http.Client{Timeout: watchdogProbeTimeout, Transport: &http.Transport{DisableKeepAlives: true, Proxy: nil}}
+	return func(ctx context.Context) error {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+		if err != nil {
+			return err
+		}
+		resp, err := client.Do(req)
+		if err != nil {
+			return fmt.Errorf("probe %s: %w", pathLivez, err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			return fmt.Errorf("probe %s: status %d", pathLivez, resp.StatusCode)
+		}
+		return nil
+	}
+}
+
+// writeJSON writes v as an indented JSON document.
+func writeJSON(w http.ResponseWriter, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	_ = enc.Encode(v)
+}

@@ -1,0 +1,154 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/apiserver-lite/apiserver-lite/pkg/metastore"
+	"github.com/spf13/pflag"
+)
+
+// restoreSuffix names the temporary copy a restore checks before it
+// replaces the store.
+const restoreSuffix = ".restoring"
+
+// sqliteSideFiles are the files SQLite keeps beside a database.
+var sqliteSideFiles = []string{"-wal", "-shm", "-journal"}
+
+func cmdSnapshot(ctx context.Context, args []string, out io.Writer) error {
+	usage := errors.New("usage: apiserver-lite snapshot save FILE [--data-dir D] | snapshot restore FILE --data-dir D [--node-name N] [--force]")
+	if len(args) == 0 {
+		return usage
+	}
+	switch args[0] {
+	case "save":
+		return snapshotSave(ctx, args[1:], out)
+	case "restore":
+		return snapshotRestore(ctx, args[1:], out)
+	}
+	return usage
+}
+
+// snapshotSave copies the store with VACUUM INTO from a read-only
+// connection: consistent while the daemon runs, and only for a user who
+// may read the data dir (the copy holds every synced Secret).
+func snapshotSave(ctx context.Context, args []string, out io.Writer) error {
+	fs := pflag.NewFlagSet("snapshot save", pflag.ContinueOnError)
+	dir := fs.String("data-dir", defaultDataDir, "data directory of the daemon")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() != 1 {
+		return errors.New("snapshot save: want exactly one FILE")
+	}
+	file := fs.Arg(0)
+	if err := metastore.Backup(ctx, filepath.Join(*dir, dbFile), file); err != nil {
+		return err
+	}
+	rep, err := metastore.Inspect(ctx, file, nodeNameKey)
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(out, "snapshot %s: node %q, %d resources, integrity %s\n", file, rep.Meta[nodeNameKey], len(rep.Resources), rep.Integrity)
+	return err
+}
+
+// snapshotRestore seeds a data dir from a snapshot, refusing a damaged
+// snapshot, another node's snapshot and, without --force, an existing
+// store.
+func snapshotRestore(ctx context.Context, args []string, out io.Writer) error {
+	fs := pflag.NewFlagSet("snapshot restore", pflag.ContinueOnError)
+	dir := fs.String("data-dir", defaultDataDir, "data directory to seed (the daemon must be stopped)")
+	node := fs.String("node-name", hostname(), "the node the data dir is for")
+	force := fs.Bool("force", false, "replace an existing store")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() != 1 {
+		return errors.New("snapshot restore: want exactly one FILE")
+	}
+	file := fs.Arg(0)
+	rep, err := metastore.Inspect(ctx, file, nodeNameKey)
+	if err != nil {
+		return fmt.Errorf("snapshot restore: %w", err)
+	}
+	if rep.Integrity != "ok" {
+		return fmt.Errorf("snapshot restore: %s is damaged: %s", file, rep.Integrity)
+	}
+	if from := string(rep.Meta[nodeNameKey]); from != "" && from != *node {
+		return fmt.Errorf("snapshot restore: %s was taken on node %q and holds only what that node may read; refusing to seed node %q", file, from, *node)
+	}
+	dst := filepath.Join(*dir, dbFile)
+	if _, err := os.Stat(dst); err == nil && !*force {
+		return fmt.Errorf("snapshot restore: %s already exists; stop the daemon and pass --force to replace it", dst)
+	}
+	if err := installSnapshot(ctx, file, dst); err != nil {
+		return fmt.Errorf("snapshot restore: %w", err)
+	}
+	_, err = fmt.Fprintf(out, "restored %s into %s: %d resources\n", file, *dir, len(rep.Resources))
+	return err
+}
+
+// installSnapshot copies file beside dst, opens the copy as the daemon
+// would (migrating an older schema) and checks it, then renames it over
+// dst.
+func installSnapshot(ctx context.Context, file, dst string) error {
+	if err := os.MkdirAll(filepath.Dir(dst), dataDirMode); err != nil {
+		return err
+	}
+	tmp := dst + restoreSuffix
+	removeDB(tmp)
+	if err := copyFile(file, tmp); err != nil {
+		return err
+	}
+	st, err := metastore.Open(ctx, tmp)
+	if err == nil {
+		err = errors.Join(st.IntegrityCheck(ctx), st.Close())
+	}
+	if err != nil {
+		removeDB(tmp)
+		return err
+	}
+	for _, s := range sqliteSideFiles {
+		_ = os.Remove(tmp + s) // Close checkpointed the WAL
+	}
+	removeDB(dst)
+	if err := os.Rename(tmp, dst); err != nil {
+		return err
+	}
+	return syncDir(filepath.Dir(dst))
+}
+
+// removeDB removes a database file and its side files, if present.
+func removeDB(path string) {
+	for _, s := range append([]string{""}, sqliteSideFiles...) {
+		_ = os.Remove(path + s)
+	}
+}
+
+// copyFile copies src to a new file dst (mode 0600) and syncs it.
+func copyFile(src, dst string) error {
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return err
+	}
+	_, err = io.Copy(out, in)
+	return errors.Join(err, out.Sync(), out.Close())
+}
+
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	return errors.Join(d.Sync(), d.Close())
+}

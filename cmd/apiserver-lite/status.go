@@ -1,0 +1,63 @@
+package main
+
+import (
+	"net/http"
+
+	"github.com/apiserver-lite/apiserver-lite/pkg/listwatch/metrics"
+)
+
+// statusDoc is what `apiserver-lite status` and `inspect` report.
+type statusDoc struct {
+	// Source is "daemon" (asked over the loopback door) or "data-dir"
+	// (read from a stopped daemon's store).
+	Source          string           `json:"source"`
+	Node            string           `json:"node,omitempty"`
+	Link            string           `json:"link,omitempty"` // "up" or "down"; empty from a data dir
+	SchemaVersion   int              `json:"schemaVersion,omitempty"`
+	Integrity       string           `json:"integrity,omitempty"`
+	LastCommitError string           `json:"lastCommitError,omitempty"`
+	Resources       []resourceStatus `json:"resources"`
+}
+
+// resourceStatus is one resource's line of a statusDoc.
+type resourceStatus struct {
+	Resource         string               `json:"resource"`
+	Key              string               `json:"key"`
+	ResourceVersion  uint64               `json:"resourceVersion"`
+	Ready            bool                 `json:"ready"`
+	Objects          int                  `json:"objects"`
+	Watchers         int                  `json:"watchers"`
+	TooSlowWatchers  uint64               `json:"tooSlowWatchers"`
+	StalenessSeconds *float64             `json:"stalenessSeconds,omitempty"`
+	LastError        *metrics.ErrorRecord `json:"lastError,omitempty"`
+}
+
+// status builds the running daemon's statusDoc.
+func (o *ops) status() statusDoc {
+	doc := statusDoc{Source: "daemon", Node: o.node, Link: "down", Resources: []resourceStatus{}}
+	if o.link() {
+		doc.Link = "up"
+	}
+	if err, _ := o.metrics.CommitState(); err != nil {
+		doc.LastCommitError = err.Error()
+	}
+	for i, c := range o.caches {
+		st := c.Stats()
+		label := resourceLabel(o.res[i])
+		rs := resourceStatus{Resource: label, Key: o.res[i].Key(), ResourceVersion: st.RV, Ready: st.Ready,
+			Objects: st.Objects, Watchers: st.Watchers, TooSlowWatchers: st.TooSlow}
+		if age, ok := o.metrics.Staleness(label); ok {
+			s := age.Seconds()
+			rs.StalenessSeconds = &s
+		}
+		if e, ok := o.metrics.LastError(label); ok {
+			rs.LastError = &e
+		}
+		doc.Resources = append(doc.Resources, rs)
+	}
+	return doc
+}
+
+func (o *ops) serveStatus(w http.ResponseWriter, _ *http.Request) {
+	writeJSON(w, o.status())
+}

@@ -1,0 +1,89 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"slices"
+)
+
+// logFormats are the accepted log-format values.
+var logFormats = []string{"text", "json"}
+
+// syncScopes are the accepted sync-scope values.
+var syncScopes = []string{scopeAuto, scopeNode, scopeCluster}
+
+// Validate checks every value and that the files the config names exist:
+// what `apiserver-lite config check` reports, and what the daemon checks
+// before it starts. Each problem is one error of the joined result.
+func (c config) Validate() error {
+	return errors.Join(c.validateValues(), c.validateFiles())
+}
+
+// validateValues checks the values alone, touching no file.
+func (c config) validateValues() error {
+	var errs []error
+	add := func(format string, a ...any) { errs = append(errs, fmt.Errorf(format, a...)) }
+	if c.NodeName == "" {
+		add("node-name is required")
+	}
+	if c.DataDir == "" {
+		add("data-dir is required")
+	} else if !filepath.IsAbs(c.DataDir) {
+		add("data-dir must be an absolute path, got %q", c.DataDir)
+	}
+	if c.WatchCacheSize <= 0 {
+		add("watch-cache-size must be positive, got %d", c.WatchCacheSize)
+	}
+	if len(c.Resources) == 0 {
+		add("resources must not be empty")
+	} else if _, err := syncResources(c); err != nil {
+		errs = append(errs, err)
+	}
+	if _, _, err := net.SplitHostPort(c.ListenAddress); err != nil {
+		add("listen-address %q: want host:port", c.ListenAddress)
+	}
+	if _, err := parseLevel(c.LogLevel); err != nil {
+		add("log-level %q: want debug, info, warn or error", c.LogLevel)
+	}
+	if !slices.Contains(logFormats, c.LogFormat) {
+		add("log-format %q: want text or json", c.LogFormat)
+	}
+	if c.MaxStaleness <= 0 {
+		add("max-staleness must be a positive duration, got %s", c.MaxStaleness)
+	}
+	if c.WatchProgressTimeout <= 0 {
+		add("watch-progress-timeout must be positive, got %s", c.WatchProgressTimeout)
+	}
+	if c.MaxConcurrentRelists <= 0 {
+		add("max-concurrent-relists must be positive, got %d", c.MaxConcurrentRelists)
+	}
+	if _, err := c.memoryLimit(); err != nil {
+		errs = append(errs, err)
+	}
+	if !slices.Contains(syncScopes, c.SyncScope) {
+		add("sync-scope %q: want auto, node or cluster", c.SyncScope)
+	}
+	return errors.Join(errs...)
+}
+
+// validateFiles checks that the kubeconfig is a readable file and that
+// data-dir, if it exists, is a directory.
+func (c config) validateFiles() error {
+	var errs []error
+	if c.Kubeconfig != "" {
+		if fi, err := os.Stat(c.Kubeconfig); err != nil {
+			errs = append(errs, fmt.Errorf("kubeconfig: %w", err))
+		} else if !fi.Mode().IsRegular() {
+			errs = append(errs, fmt.Errorf("kubeconfig %s: not a regular file", c.Kubeconfig))
+		}
+	}
+	if c.DataDir != "" {
+		if fi, err := os.Stat(c.DataDir); err == nil && !fi.IsDir() {
+			errs = append(errs, fmt.Errorf("data-dir %s: not a directory", c.DataDir))
+		}
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,99 @@
+package metrics
+
+import (
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"k8s.io/utils/clock"
+)
+
+// ResourceStats is one resource's state, read at scrape time.
+type ResourceStats struct {
+	Resource string // the resource's key, e.g. "/v1/pods?fieldSelector=..."
+	Ready    bool
+	RV       uint64 // the watermark: every cloud change up to it is durable
+	Objects  int
+	Events   int // events held for local watches
+	Watchers int
+	TooSlow  uint64 // watchers closed because they fell behind
+}
+
+// Sources are read at every scrape.
+type Sources struct {
+	Resources func() []ResourceStats // nil means none
+	LinkUp    func() bool            // nil means down
+}
+
+// Metrics is the daemon's registry and its push-side metrics. Safe for
+// concurrent use.
+type Metrics struct {
+	reg   *prometheus.Registry
+	clock clock.PassiveClock
+
+	relists       *prometheus.CounterVec
+	cloudErrors   *prometheus.CounterVec
+	commitSeconds *prometheus.HistogramVec
+	commitErrors  *prometheus.CounterVec
+	eventsApplied *prometheus.CounterVec
+	requests      *prometheus.CounterVec
+	requestSecs   *prometheus.HistogramVec
+
+	mu sync.Mutex
+	// heard is when each resource last heard from the cloud. Guarded by mu.
+	heard map[string]time.Time
+	// lastErr is each resource's last sync failure. Guarded by mu.
+	lastErr map[string]ErrorRecord
+	// lastCommitErr is the last commit's error, nil after a good commit.
+	// Guarded by mu.
+	lastCommitErr error
+	// inFlight holds the start time of each commit in flight, by the id
+	// CommitStarted gave it. Guarded by mu.
+	inFlight map[uint64]time.Time
+	// nextCommit is the id of the next commit. Guarded by mu.
+	nextCommit uint64
+}
+
+// Commit is a commit in flight, from CommitStarted to CommitDone.
+type Commit struct {
+	id    uint64
+	start time.Time
+}
+
+// ErrorRecord is a resource's last sync failure.
+type ErrorRecord struct {
+	Time    time.Time `json:"time"`
+	Code    string    `json:"code"`
+	Message string    `json:"message"`
+}
+
+// New registers every metric on a fresh registry. c nil means the real
+// clock.
+func New(c clock.PassiveClock, src Sources) *Metrics {
+	if c == nil {
+		c = clock.RealClock{}
+	}
+	m := &Metrics{reg: prometheus.NewRegistry(), clock: c,
+		heard: map[string]time.Time{}, lastErr: map[string]ErrorRecord{}, inFlight: map[uint64]time.Time{}}
+	m.newSyncMetrics()
+	m.newRequestMetrics()
+	m.reg.MustRegister(
+		collectors.NewGoCollector(),
+		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+		m.relists, m.cloudErrors, m.commitSeconds, m.commitErrors, m.eventsApplied,
+		m.requests, m.requestSecs,
+		&stateCollector{m: m, src: src},
+	)
+	return m
+}
+
+// Registry returns the registry, for tests and extra collectors.
+func (m *Metrics) Registry() *prometheus.Registry { return m.reg }
+
+// Handler serves the registry in the Prometheus text format.
+func (m *Metrics) Handler() http.Handler {
+	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{})
+}

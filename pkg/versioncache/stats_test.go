@@ -1,0 +1,43 @@
+package versioncache
+
+import (
+	"testing"
+
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/watch"
+)
+
+// Stats counts objects, events, watchers, and a watcher closed because its
+// buffer filled.
+func TestStats(t *testing.T) {
+	c := New(schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}, 10)
+	if st := c.Stats(); st.Ready || st.Objects != 0 || st.Watchers != 0 {
+		t.Fatalf("new cache: got %+v, want empty and not ready", st)
+	}
+	c.Replace(nil, 1)
+	w, err := c.Watch(1, false, Predicate{})
+	if err != nil {
+		t.Fatalf("watch: %v", err)
+	}
+	if got := c.Stats(); !got.Ready || got.RV != 1 || got.Watchers != 1 || got.TooSlow != 0 {
+		t.Fatalf("with a watcher: got %+v, want ready at 1 with 1 watcher", got)
+	}
+	// Never read w: its buffer fills and it is closed as too slow.
+	rv := uint64(1)
+	for i := 0; c.Stats().Watchers > 0; i++ {
+		if i > 100000 {
+			t.Fatalf("the unread watcher was never closed")
+		}
+		rv++
+		typ := watch.Modified
+		if rv == 2 {
+			typ = watch.Added
+		}
+		MustApply(t, c, rv, ev(typ, MustPod(t, "ns", "o", rv, "a")))
+	}
+	st := c.Stats()
+	if st.TooSlow != 1 || st.Objects != 1 || st.Events == 0 {
+		t.Errorf("after the eviction: got %+v, want 1 too-slow watcher, 1 object and some events", st)
+	}
+	_ = w
+}
