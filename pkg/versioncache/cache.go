@@ -60,7 +60,7 @@ func New(gvr GVR, capacity int) *Cache {
 	return &Cache{
 		gvr:      gvr,
 		capacity: capacity,
-		buffer:   min(capacity, maxWatcherBuffer),
+		buffer:   max(min(capacity, maxWatcherBuffer), minWatcherBuffer),
 		state:    newState(nil),
 		ring:     newRing(capacity),
 		advanced: make(chan struct{}),

@@ -17,6 +17,11 @@ import (
 // with the ring, so a full buffer costs about 50 bytes per event.
 const maxWatcherBuffer = 1000
 
+// minWatcherBuffer is the smallest watcher buffer, whatever the ring's
+// capacity: a relist's diff or one cloud commit arrives as one burst, and a
+// healthy watcher must absorb a typical one even with a tiny ring.
+const minWatcherBuffer = 100
+
 // Watcher is one watch registered on a Cache.
 type Watcher struct {
 	cache   *Cache  // immutable

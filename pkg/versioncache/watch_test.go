@@ -333,7 +333,8 @@ func TestFullBufferDropsProgressMarkers(t *testing.T) {
 
 // A burst as large as a cloud commit batch or a relist's changes, arriving
 // while the client is busy writing, does not evict a healthy watcher: its
-// buffer holds as many events as the ring.
+// buffer holds as many events as the ring, and never fewer than
+// minWatcherBuffer.
 func TestBurstDoesNotEvictWatcher(t *testing.T) {
 	const burst = 500 // above the sync's largest commit batch
 	c := MustReadyCache(t, DefaultCapacity, nil, 0)
@@ -346,8 +347,8 @@ func TestBurstDoesNotEvictWatcher(t *testing.T) {
 	if got := drain(w); w.Evicted() || len(got) != burst {
 		t.Errorf("got %d of %d events (evicted %v), want all, not evicted", len(got), burst, w.Evicted())
 	}
-	if small := New(podsGVR, 10); small.buffer != 10 {
-		t.Errorf("buffer of a 10-event cache: got %d, want 10 (never above the ring)", small.buffer)
+	if small := New(podsGVR, 10); small.buffer != minWatcherBuffer {
+		t.Errorf("buffer of a 10-event cache: got %d, want the floor %d", small.buffer, minWatcherBuffer)
 	}
 }
 
