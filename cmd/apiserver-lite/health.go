@@ -98,18 +98,32 @@ func (o *ops) readinessChecks(ctx context.Context) []check {
 		linkInfo = "disconnected (informational, does not affect readiness: the last known state is served)"
 	}
 	for i, c := range o.caches {
-		name := resourceLabel(o.res[i])
-		var err error
-		if !c.Ready() {
-			err = errors.New("no data yet: never synced and nothing stored")
-		}
-		checks = append(checks, check{name: "data-loaded:" + name, err: err})
+		checks = append(checks, o.dataLoadedCheck(resourceLabel(o.res[i]), c.Ready()))
 	}
 	checks = append(checks, check{name: "cloud-link", info: linkInfo, note: true})
+	if o.recovery.Moved() {
+		checks = append(checks, check{name: "store-recovered", note: true,
+			info: fmt.Sprintf("database moved aside at startup to %s: %s", o.recovery.MovedTo, o.recovery.Reason)})
+	}
 	for _, r := range o.res {
 		checks = append(checks, o.stalenessCheck(resourceLabel(r), up))
 	}
 	return checks
+}
+
+// dataLoadedCheck fails for a resource with nothing to serve, saying why
+// when the database was moved aside at startup.
+func (o *ops) dataLoadedCheck(name string, ready bool) check {
+	c := check{name: "data-loaded:" + name}
+	switch {
+	case ready:
+	case o.recovery.Moved():
+		c.err = fmt.Errorf("no data yet: the damaged database was moved to %s (%s); relisting once the cloud is reachable",
+			o.recovery.MovedTo, o.recovery.Reason)
+	default:
+		c.err = errors.New("no data yet: never synced and nothing stored")
+	}
+	return c
 }
 
 func (o *ops) stalenessCheck(name string, up bool) check {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/apiserver-lite/apiserver-lite/pkg/listwatch/metrics"
+	"github.com/apiserver-lite/apiserver-lite/pkg/metastore"
 	"github.com/apiserver-lite/apiserver-lite/pkg/versioncache"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	clocktesting "k8s.io/utils/clock/testing"
@@ -44,6 +45,35 @@ func TestLivezFailsOnlyWhenWedged(t *testing.T) {
 				t.Errorf("got %d %q, want 200 ok", rec.Code, body)
 			case tt.want != "" && (rec.Code != http.StatusInternalServerError || !strings.Contains(body, tt.want)):
 				t.Errorf("got %d %q, want 500 with %q", rec.Code, body, tt.want)
+			}
+		})
+	}
+}
+
+func TestDataLoadedCheck(t *testing.T) {
+	clk := clocktesting.NewFakeClock(time.Unix(0, 0))
+	moved := metastore.Recovery{Reason: "not a database", MovedTo: "/d/state.db.corrupt-1"}
+	tests := []struct {
+		name     string
+		ready    bool
+		recovery metastore.Recovery
+		want     string // "" means passing
+	}{
+		{"loaded", true, metastore.Recovery{}, ""},
+		{"loaded after recovery", true, moved, ""},
+		{"never synced", false, metastore.Recovery{}, "never synced and nothing stored"},
+		{"moved aside", false, moved, "moved to /d/state.db.corrupt-1 (not a database)"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			o := newTestOps(clk)
+			o.recovery = tt.recovery
+			c := o.dataLoadedCheck("pods", tt.ready)
+			switch {
+			case tt.want == "" && c.err != nil:
+				t.Errorf("got %v, want passing", c.err)
+			case tt.want != "" && (c.err == nil || !strings.Contains(c.err.Error(), tt.want)):
+				t.Errorf("got %v, want an error with %q", c.err, tt.want)
 			}
 		})
 	}

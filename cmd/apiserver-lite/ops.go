@@ -41,6 +41,9 @@ type ops struct {
 	store        *metastore.Store
 	clock        clock.WithTicker
 	maxStaleness time.Duration
+	// recovery says whether the database was moved aside at startup.
+	// Set before serving, then read-only.
+	recovery metastore.Recovery
 
 	// syncExited counts sync loops that returned before shutdown.
 	syncExited atomic.Int32

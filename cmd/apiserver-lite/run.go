@@ -76,12 +76,12 @@ func run(ctx context.Context, args []string) error {
 	}
 	// A database unusable for its content is moved aside (and logged), so
 	// the daemon starts empty and relists instead of crash-looping.
-	store, _, err := metastore.OpenOrRecover(ctx, filepath.Join(cfg.DataDir, dbFile),
+	store, rec, err := metastore.OpenOrRecover(ctx, filepath.Join(cfg.DataDir, dbFile),
 		metastore.Options{EventLogSize: cfg.WatchCacheSize, Logger: log})
 	if err != nil {
 		return err // says "open metastore"
 	}
-	err = serve(ctx, cfg, res, store, log)
+	err = serve(ctx, cfg, res, store, rec, log)
 	if cerr := store.Close(); cerr != nil {
 		err = errors.Join(err, cerr) // says "close metastore"
 	}
@@ -92,7 +92,7 @@ func run(ctx context.Context, args []string) error {
 // serve runs the sync loops and the local API until ctx ends, then shuts
 // them down in order: stop accepting, end watches, stop and flush the sync
 // loops. The caller closes the store last.
-func serve(ctx context.Context, cfg config, res []cloudsync.Resource, store *metastore.Store, log *slog.Logger) error {
+func serve(ctx context.Context, cfg config, res []cloudsync.Resource, store *metastore.Store, rec metastore.Recovery, log *slog.Logger) error {
 	cloud, err := cloudConfig(cfg.Kubeconfig)
 	if err != nil {
 		return err
@@ -110,6 +110,7 @@ func serve(ctx context.Context, cfg config, res []cloudsync.Resource, store *met
 		return err
 	}
 	o := newOps(cfg, res, caches, link.Connected, store)
+	o.recovery = rec
 	syncers, err := newSyncers(cloud, res, caches, newObserver(o.metrics, res), store, link, log)
 	if err != nil {
 		return err
