@@ -12,12 +12,9 @@ import (
 	apidiscoveryv2 "k8s.io/api/apidiscovery/v2"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-)
 
-// contentTypeAggregated is the Content-Type of aggregated discovery
-// answers, with the parameters in the order kube-apiserver writes them.
-const contentTypeAggregated = contentTypeJSON + ";" + paramGroup + "=" + aggregatedGroup + ";" +
-	paramVersion + "=" + aggregatedVersion + ";" + paramAs + "=" + aggregatedKind
+	"github.com/apiserver-lite/apiserver-lite/pkg/listwatch/response"
+)
 
 // writeAggregated answers /api (core) or /apis (named groups) with an
 // APIGroupDiscoveryList of the configured resources, with kube-apiserver's
@@ -27,7 +24,7 @@ func (s *server) writeAggregated(w http.ResponseWriter, r *http.Request, core bo
 	list := s.aggregatedList(core)
 	body, err := json.Marshal(list)
 	if err != nil {
-		writeError(w, err)
+		response.WriteError(w, err)
 		return
 	}
 	etag := strconv.Quote(fmt.Sprintf("%X", sha512.Sum512(body)))
@@ -40,7 +37,7 @@ func (s *server) writeAggregated(w http.ResponseWriter, r *http.Request, core bo
 		return
 	}
 	body = append(body, '\n')
-	h.Set("Content-Type", contentTypeAggregated)
+	h.Set("Content-Type", response.ContentTypeAggregated)
 	h.Set("Content-Length", strconv.Itoa(len(body)))
 	w.WriteHeader(http.StatusOK)
 	_, _ = w.Write(body)
@@ -50,7 +47,7 @@ func (s *server) writeAggregated(w http.ResponseWriter, r *http.Request, core bo
 // the named groups, the latter by name with versions in priority order.
 func (s *server) aggregatedList(core bool) *apidiscoveryv2.APIGroupDiscoveryList {
 	list := &apidiscoveryv2.APIGroupDiscoveryList{
-		TypeMeta: metav1.TypeMeta{Kind: aggregatedKind, APIVersion: aggregatedGroup + "/" + aggregatedVersion},
+		TypeMeta: metav1.TypeMeta{Kind: response.AggregatedKind, APIVersion: response.AggregatedGroup + "/" + response.AggregatedVersion},
 		Items:    []apidiscoveryv2.APIGroupDiscovery{},
 	}
 	if core {

@@ -18,6 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/tools/pager"
 
+	"github.com/apiserver-lite/apiserver-lite/pkg/listwatch/response"
 	"github.com/apiserver-lite/apiserver-lite/pkg/versioncache"
 )
 
@@ -177,7 +178,7 @@ func TestListContinueErrors(t *testing.T) {
 		{"bad token before resourceVersion", "resourceVersion=20&continue=abc", 400, "invalid continue token: continue key is not valid: invalid character 'i' looking for beginning of value"},
 		{"field selector before token", "fieldSelector=spec.foo%3Dx&continue=abc", 400, "field label not supported: spec.foo"},
 		{"match with continue", "resourceVersion=20&resourceVersionMatch=NotOlderThan&continue=" + good, 422, "ListOptions.meta.k8s.io \"\" is invalid: resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden when continue is provided"},
-		{"expired", "limit=1&continue=" + url.QueryEscape(encodeContinue("default/web-1\x00", 10)), 410, inconsistentContinueMessage},
+		{"expired", "limit=1&continue=" + url.QueryEscape(encodeContinue("default/web-1\x00", 10)), 410, response.ToStatus(response.ContinueExpired("")).Message},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -198,7 +199,7 @@ func TestListContinueExpired(t *testing.T) {
 	MustApply(t, f.pods, 21, watch.Added, podJSON("default", "web-3", 21, "node-b", "Running", nil))
 	r := MustGet(t, srv.URL+"/api/v1/pods?limit=1&continue="+url.QueryEscape(encodeContinue("default/web-1\x00", 10)))
 	st := MustStatus(t, r)
-	if r.code != 410 || st.Reason != metav1.StatusReasonExpired || st.Message != inconsistentContinueMessage {
+	if r.code != 410 || st.Reason != metav1.StatusReasonExpired || st.Message != response.ToStatus(response.ContinueExpired("")).Message {
 		t.Fatalf("got %d %s %q, want 410 Expired with the inconsistent-continue message", r.code, st.Reason, st.Message)
 	}
 	start, rv, err := decodeContinue(st.Continue)

@@ -10,6 +10,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/version"
+
+	"github.com/apiserver-lite/apiserver-lite/pkg/listwatch/negotiate"
+	"github.com/apiserver-lite/apiserver-lite/pkg/listwatch/response"
 )
 
 // readVerbs are the verbs a resource without discovery verbs is given: the
@@ -44,7 +47,7 @@ func (s *server) discovery(local http.HandlerFunc) http.Handler {
 // localAPIVersions serves /api: the core group's aggregated discovery
 // when asked for, else APIVersions.
 func (s *server) localAPIVersions(w http.ResponseWriter, r *http.Request) {
-	if chooseMedia(r, discoveryEndpoint).convert == convertAggregated {
+	if negotiate.AggregatedDiscovery(r) {
 		s.writeAggregated(w, r, true)
 		return
 	}
@@ -60,7 +63,7 @@ func (s *server) localAPIVersions(w http.ResponseWriter, r *http.Request) {
 // localGroupList serves /apis: the named groups' aggregated discovery
 // when asked for, else APIGroupList.
 func (s *server) localGroupList(w http.ResponseWriter, r *http.Request) {
-	if chooseMedia(r, discoveryEndpoint).convert == convertAggregated {
+	if negotiate.AggregatedDiscovery(r) {
 		s.writeAggregated(w, r, false)
 		return
 	}
@@ -80,7 +83,7 @@ func (s *server) localGroup(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	writeError(w, errPathNotFound())
+	response.WriteError(w, response.PathNotFound())
 }
 
 // localCoreResources serves /api/v1, which exists even with no core
@@ -94,7 +97,7 @@ func (s *server) localGroupResources(w http.ResponseWriter, r *http.Request) {
 	vars := mux.Vars(r)
 	list := s.resourceList(schema.GroupVersion{Group: vars["group"], Version: vars["version"]})
 	if len(list.APIResources) == 0 {
-		writeError(w, errPathNotFound())
+		response.WriteError(w, response.PathNotFound())
 		return
 	}
 	writeObject(w, r, list)
@@ -161,14 +164,14 @@ func (s *server) resourceList(gv schema.GroupVersion) *metav1.APIResourceList {
 
 // writeObject writes a discovery object as JSON after checking Accept.
 func writeObject(w http.ResponseWriter, r *http.Request, obj any) {
-	if err := negotiate(r); err != nil {
-		writeError(w, err)
+	if err := negotiate.JSONOnly(r); err != nil {
+		response.WriteError(w, err)
 		return
 	}
 	b, err := json.Marshal(obj)
 	if err != nil {
-		writeError(w, err)
+		response.WriteError(w, err)
 		return
 	}
-	writeJSON(w, b, []byte{'\n'})
+	response.WriteJSON(w, b, []byte{'\n'})
 }

@@ -5,49 +5,53 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
+	"github.com/apiserver-lite/apiserver-lite/pkg/listwatch/response"
 	"github.com/apiserver-lite/apiserver-lite/pkg/versioncache"
 )
 
-// serveGet answers a get of one object with its cached JSON.
-func (s *server) serveGet(w http.ResponseWriter, r *http.Request, t target) {
+// serveGet answers a get of one object with its cached encoding. Like
+// kube-apiserver, invalid Table options are reported only once the object
+// was read.
+func (s *server) serveGet(w http.ResponseWriter, r *http.Request, t target, resp response.Responder) {
 	rv, err := parseGet(r.URL.Query())
 	if err != nil {
-		writeError(w, err)
-		return
-	}
-	tbl, err := parseTable(r, t)
-	if err != nil {
-		writeError(w, err)
+		resp.Error(w, err)
 		return
 	}
 	if r.URL.Query().Get("resourceVersion") == "" {
 		s.awaitWrites(r.Context(), t.cache)
 	}
 	if err := s.awaitRV(r.Context(), t.cache, rv); err != nil {
-		writeError(w, err)
+		resp.Error(w, err)
 		return
 	}
 	obj, _, err := t.cache.Get(t.namespace, t.name)
 	if err != nil {
-		writeError(w, cacheError(err))
+		resp.Error(w, response.CacheError(err))
 		return
 	}
 	if obj == nil {
-		writeError(w, apierrors.NewNotFound(t.groupResource(), t.name))
+		s.serveMissing(w, r, t, resp)
 		return
 	}
-	if tbl != nil {
-		s.writeTable(w, tbl, []*versioncache.Object{obj}, obj.RV)
+	if tbl := resp.Table(); tbl != nil {
+		s.writeTable(w, resp, newTableRequest(tbl, t), []*versioncache.Object{obj}, obj.RV)
 		return
 	}
 	if t.proto != nil {
 		b, err := t.proto.object(obj)
 		if err != nil {
-			writeError(w, apierrors.NewInternalError(err))
+			resp.Error(w, apierrors.NewInternalError(err))
 			return
 		}
-		writeBody(w, mediaTypeProtobuf, b)
+		resp.Body(w, b)
 		return
 	}
-	writeJSON(w, obj.Raw, []byte{'\n'})
+	resp.Body(w, obj.Raw, []byte{'\n'})
+}
+
+// serveMissing answers a get of an object the cache does not hold: kube's
+// 404 (for now).
+func (s *server) serveMissing(w http.ResponseWriter, _ *http.Request, t target, resp response.Responder) {
+	resp.Error(w, apierrors.NewNotFound(t.groupResource(), t.name))
 }

@@ -9,27 +9,23 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
+	"github.com/apiserver-lite/apiserver-lite/pkg/listwatch/response"
 	"github.com/apiserver-lite/apiserver-lite/pkg/versioncache"
 )
 
 // serveList answers a list with one page of the cache's state. The body is
 // built from the objects' cached JSON without decoding them.
-func (s *server) serveList(w http.ResponseWriter, r *http.Request, t target, req *listRequest) {
-	tbl, err := parseTable(r, t)
-	if err != nil {
-		writeError(w, err)
-		return
-	}
+func (s *server) serveList(w http.ResponseWriter, r *http.Request, t target, req *listRequest, resp response.Responder) {
 	if req.opts.ResourceVersion == "" && req.opts.Continue == "" {
 		s.awaitWrites(r.Context(), t.cache)
 	}
 	pg, err := s.listPage(r.Context(), t, req)
 	if err != nil {
-		writeError(w, err)
+		resp.Error(w, err)
 		return
 	}
-	if tbl != nil {
-		s.writeTable(w, tbl, pg.Objects, pg.RV)
+	if tbl := resp.Table(); tbl != nil {
+		s.writeTable(w, resp, newTableRequest(tbl, t), pg.Objects, pg.RV)
 		return
 	}
 	meta := listMeta{rv: pg.RV}
@@ -45,13 +41,13 @@ func (s *server) serveList(w http.ResponseWriter, r *http.Request, t target, req
 	if t.proto != nil {
 		parts, err := t.proto.list(pg.Objects, meta)
 		if err != nil {
-			writeError(w, apierrors.NewInternalError(err))
+			resp.Error(w, apierrors.NewInternalError(err))
 			return
 		}
-		writeBody(w, mediaTypeProtobuf, parts...)
+		resp.Body(w, parts...)
 		return
 	}
-	writeList(w, t, pg.Objects, meta)
+	resp.Body(w, listJSON(t, pg.Objects, meta)...)
 }
 
 // listPage picks the RV a list is served at the way kube-apiserver's watch
@@ -74,11 +70,11 @@ func (s *server) listPage(ctx context.Context, t target, req *listRequest) (vers
 	var tooOld *versioncache.TooOldError
 	switch {
 	case errors.As(err, &tooOld) && req.opts.Continue != "":
-		return pg, errContinueExpired(req.start)
+		return pg, response.ContinueExpired(encodeContinue(req.start, continueLatestRV))
 	case errors.As(err, &tooOld):
-		return pg, errListExpired()
+		return pg, response.ListExpired()
 	case err != nil:
-		return pg, cacheError(err)
+		return pg, response.CacheError(err)
 	}
 	return pg, nil
 }
@@ -90,14 +86,13 @@ type listMeta struct {
 	remaining *int64 // metadata.remainingItemCount; nil when unknown
 }
 
-// writeList writes {"kind":"<Kind>List","apiVersion":...,"metadata":
-// {"resourceVersion":"<rv>"[,"continue":...][,"remainingItemCount":n]},
-// "items":[...]} with the items' raw JSON.
-func writeList(w http.ResponseWriter, t target, objs []*versioncache.Object, meta listMeta) {
+// listJSON returns the parts of {"kind":"<Kind>List","apiVersion":...,
+// "metadata":{"resourceVersion":"<rv>"[,"continue":...]
+// [,"remainingItemCount":n]},"items":[...]} with the items' raw JSON.
+func listJSON(t target, objs []*versioncache.Object, meta listMeta) [][]byte {
 	parts := [][]byte{listHead(t.info.Kind+"List", t.apiVersion(), meta)}
 	parts = append(parts, listItems(t, objs)...)
-	parts = append(parts, listTail)
-	writeJSON(w, parts...)
+	return append(parts, listTail)
 }
 
 var (
@@ -130,9 +125,4 @@ func listHead(kind, apiVersion string, meta listMeta) []byte {
 func appendJSONString(b []byte, s string) []byte {
 	q, _ := json.Marshal(s) // a string always encodes
 	return append(b, q...)
-}
-
-// writeJSON writes a 200 JSON body made of parts, with its length.
-func writeJSON(w http.ResponseWriter, parts ...[]byte) {
-	writeBody(w, contentTypeJSON, parts...)
 }

@@ -4,8 +4,9 @@ import (
 	"bytes"
 	"testing"
 
-	"github.com/apiserver-lite/apiserver-lite/pkg/versioncache"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/apiserver-lite/apiserver-lite/pkg/versioncache"
 )
 
 func TestListItems(t *testing.T) {

@@ -3,23 +3,20 @@ package listwatch
 import (
 	"bytes"
 	"fmt"
-	"net/http"
 	"reflect"
 	"strconv"
 	"strings"
 	"sync"
 
-	"github.com/munnerz/goautoneg"
 	"google.golang.org/protobuf/encoding/protowire"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/runtime/serializer/streaming"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes/scheme"
 
+	"github.com/apiserver-lite/apiserver-lite/pkg/listwatch/response"
 	"github.com/apiserver-lite/apiserver-lite/pkg/versioncache"
 )
 
@@ -32,24 +29,8 @@ import (
 // once per event (versioncache.Event.EncodedFrame), so GET, LIST and every
 // watcher reuse the same bytes.
 
-// Protobuf content types of the answers.
-const (
-	contentTypeProtobufWatch = mediaTypeProtobuf + ";stream=watch"
-	// protobufKey names the cached protobuf encodings.
-	protobufKey = "protobuf"
-)
-
-// protoInfo is apimachinery's protobuf serializer with its watch stream
-// serializer (raw protobuf WatchEvents in 4-byte big-endian length frames).
-var protoInfo = mustProtoInfo()
-
-func mustProtoInfo() runtime.SerializerInfo {
-	info, ok := runtime.SerializerInfoForMediaType(scheme.Codecs.SupportedMediaTypes(), mediaTypeProtobuf)
-	if !ok || info.StreamSerializer == nil {
-		panic("client-go scheme has no protobuf serializer")
-	}
-	return info
-}
+// protobufKey names the cached protobuf encodings.
+const protobufKey = "protobuf"
 
 // protoCodec encodes one built-in resource's objects as kube-apiserver's
 // protobuf serializer does.
@@ -90,7 +71,7 @@ func newProtoCodec(gvk schema.GroupVersionKind) *protoCodec {
 	}
 	return &protoCodec{
 		gvk:            gvk,
-		encoder:        scheme.Codecs.EncoderForVersion(protoInfo.Serializer, gvk.GroupVersion()),
+		encoder:        scheme.Codecs.EncoderForVersion(response.ProtobufInfo.Serializer, gvk.GroupVersion()),
 		listMetaField:  metaField,
 		listItemsField: itemsField,
 	}
@@ -231,7 +212,7 @@ func (c *protoCodec) eventFrame(ev *versioncache.Event, t watch.EventType) ([]by
 		if err != nil {
 			return nil, err
 		}
-		return protoWatchFrame(t, obj)
+		return response.ProtobufWatchFrame(t, obj)
 	})
 }
 
@@ -255,146 +236,5 @@ func (c *protoCodec) bookmarkFrame(rv uint64, initialEventsEnd bool) ([]byte, er
 	if err != nil {
 		return nil, err
 	}
-	return protoWatchFrame(watch.Bookmark, b)
-}
-
-// protoWatchFrame frames a WatchEvent whose object is the protobuf encoded
-// obj with apimachinery's protobuf stream serializer.
-func protoWatchFrame(t watch.EventType, obj []byte) ([]byte, error) {
-	var buf bytes.Buffer
-	enc := streaming.NewEncoder(protoInfo.StreamSerializer.Framer.NewFrameWriter(&buf), protoInfo.StreamSerializer.Serializer)
-	ev := &metav1.WatchEvent{Type: string(t), Object: runtime.RawExtension{Raw: obj}}
-	if err := enc.Encode(ev); err != nil {
-		return nil, err
-	}
-	return buf.Bytes(), nil
-}
-
-// protoStatus encodes st as the protobuf serializer does (v1 Status).
-func protoStatus(st *metav1.Status) ([]byte, error) {
-	enc := scheme.Codecs.EncoderForVersion(protoInfo.Serializer, metav1.SchemeGroupVersion)
-	var buf bytes.Buffer
-	if err := enc.Encode(st, &buf); err != nil {
-		return nil, err
-	}
-	return buf.Bytes(), nil
-}
-
-// protoErrorFrame is an ERROR watch event carrying err's Status.
-func protoErrorFrame(err error) []byte {
-	st := toStatus(err)
-	b, perr := protoStatus(&st)
-	if perr == nil {
-		b, perr = protoWatchFrame(watch.Error, b)
-	}
-	if perr != nil {
-		return nil // a Status always encodes
-	}
-	return b
-}
-
-// protoResponse marks a ResponseWriter whose request negotiated protobuf:
-// errors and watch streams written to it are protobuf, as kube-apiserver's
-// ErrorNegotiated encodes a Status in the negotiated media type.
-type protoResponse struct {
-	http.ResponseWriter
-}
-
-// Unwrap lets http.ResponseController reach the underlying writer.
-func (p protoResponse) Unwrap() http.ResponseWriter { return p.ResponseWriter }
-
-// negotiatesProtobuf reports whether w answers a request that negotiated
-// protobuf.
-func negotiatesProtobuf(w http.ResponseWriter) bool {
-	_, ok := w.(protoResponse)
-	return ok
-}
-
-// writeProtoError writes err's Status in protobuf; false if it cannot.
-func writeProtoError(w http.ResponseWriter, st metav1.Status) bool {
-	b, err := protoStatus(&st)
-	if err != nil {
-		return false
-	}
-	h := w.Header()
-	h.Set("Content-Type", mediaTypeProtobuf)
-	h.Set("X-Content-Type-Options", "nosniff")
-	if d := st.Details; d != nil && d.RetryAfterSeconds > 0 {
-		h.Set("Retry-After", strconv.Itoa(int(d.RetryAfterSeconds)))
-	}
-	w.WriteHeader(int(st.Code))
-	_, _ = w.Write(b)
-	return true
-}
-
-// writeBody writes a 200 body of the given content type made of parts,
-// with its length.
-func writeBody(w http.ResponseWriter, contentType string, parts ...[]byte) {
-	n := 0
-	for _, p := range parts {
-		n += len(p)
-	}
-	h := w.Header()
-	h.Set("Content-Type", contentType)
-	h.Set("Content-Length", strconv.Itoa(n))
-	w.WriteHeader(http.StatusOK)
-	for _, p := range parts {
-		if _, err := w.Write(p); err != nil {
-			return // the client went away
-		}
-	}
-}
-
-// negotiateResource picks the media type of a get, list or watch answer
-// of t the way kube-apiserver does: the first Accept clause, in preference
-// order (quality, then specificity), that the endpoint can serve. JSON
-// (application/json, application/*, */*) without a conversion or with the
-// Table conversion, or protobuf without a conversion for a built-in kind.
-// It returns the protobuf codec when protobuf wins, nil for JSON, and the
-// 406 when nothing is acceptable. As before, any JSON clause makes JSON
-// acceptable when no clause is served exactly.
-func negotiateResource(r *http.Request, t target) (*protoCodec, error) {
-	header := strings.Join(r.Header.Values("Accept"), ",")
-	if strings.TrimSpace(header) == "" {
-		return nil, nil
-	}
-	var pc *protoCodec
-	for _, c := range goautoneg.ParseAccept(header) {
-		if c.Q <= 0 {
-			continue
-		}
-		as, g, v := c.Params[paramAs], c.Params[paramGroup], c.Params[paramVersion]
-		switch {
-		case jsonClause(c):
-			if as == "" && g == "" && v == "" {
-				return nil, nil
-			}
-			if _, ok := conversionFor(resourceEndpoint, as, g, v); ok {
-				return nil, nil
-			}
-		case c.Type == "application" && c.SubType == "vnd.kubernetes.protobuf":
-			if as != "" || g != "" || v != "" {
-				continue // Tables are served in JSON only
-			}
-			if pc == nil {
-				pc = protoCodecFor(t)
-			}
-			if pc != nil {
-				return pc, nil
-			}
-		}
-	}
-	if acceptsJSON(r.Header.Values("Accept")) {
-		return nil, nil
-	}
-	types := contentTypeJSON
-	if protoCodecFor(t) != nil {
-		types += ", " + mediaTypeProtobuf
-	}
-	return nil, &apierrors.StatusError{ErrStatus: metav1.Status{
-		Status:  metav1.StatusFailure,
-		Code:    http.StatusNotAcceptable,
-		Reason:  metav1.StatusReasonNotAcceptable,
-		Message: "only the following media types are accepted: " + types,
-	}}
+	return response.ProtobufWatchFrame(watch.Bookmark, b)
 }

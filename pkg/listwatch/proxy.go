@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"k8s.io/client-go/rest"
+
+	"github.com/apiserver-lite/apiserver-lite/pkg/listwatch/response"
 )
 
 // Bounds on cloud connections, so an unreachable cloud answers fast.
@@ -79,7 +81,7 @@ func cloudUnavailable(log *slog.Logger) func(http.ResponseWriter, *http.Request,
 			return // the client went away; nobody reads an answer
 		}
 		log.Debug("cloud request failed", "method", r.Method, "path", r.URL.Path, "error", err)
-		writeError(w, errCloudUnavailable())
+		response.WriteError(w, response.CloudUnavailable())
 	}
 }
 
@@ -87,7 +89,7 @@ func cloudUnavailable(log *slog.Logger) func(http.ResponseWriter, *http.Request,
 // no cloud.
 func (s *server) serveProxy(w http.ResponseWriter, r *http.Request) {
 	if s.cloud == nil {
-		writeError(w, errCloudUnavailable())
+		response.WriteError(w, response.CloudUnavailable())
 		return
 	}
 	s.cloud.ServeHTTP(w, s.withWriteTarget(r))

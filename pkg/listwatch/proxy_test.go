@@ -12,7 +12,12 @@ import (
 	"time"
 
 	"k8s.io/client-go/rest"
+
+	"github.com/apiserver-lite/apiserver-lite/pkg/listwatch/response"
 )
+
+// cloudRetryAfter is the retry hint of the 503 while the cloud is unreachable.
+var cloudRetryAfter = response.ToStatus(response.CloudUnavailable()).Details.RetryAfterSeconds
 
 func TestWritesAreProxiedWithDaemonCredentials(t *testing.T) {
 	f := newFixture(t)
@@ -67,8 +72,8 @@ func TestCloudUnreachable(t *testing.T) {
 				if r.code != http.StatusServiceUnavailable || st.Reason != "ServiceUnavailable" {
 					t.Errorf("%s %s: got %d %s, want 503 ServiceUnavailable", req.method, req.path, r.code, st.Reason)
 				}
-				if st.Details == nil || st.Details.RetryAfterSeconds != cloudRetryAfterSeconds {
-					t.Errorf("%s %s: got details %+v, want retryAfterSeconds %d", req.method, req.path, st.Details, cloudRetryAfterSeconds)
+				if st.Details == nil || st.Details.RetryAfterSeconds != cloudRetryAfter {
+					t.Errorf("%s %s: got details %+v, want retryAfterSeconds %d", req.method, req.path, st.Details, cloudRetryAfter)
 				}
 			}
 			// Local reads keep working.
@@ -84,7 +89,7 @@ func TestCloudUnreachable(t *testing.T) {
 func TestProxyStreams(t *testing.T) {
 	release := make(chan struct{})
 	cloud := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", contentTypeJSON)
+		w.Header().Set("Content-Type", response.MediaTypeJSON)
 		_, _ = io.WriteString(w, `{"type":"ADDED","object":{}}`+"\n")
 		w.(http.Flusher).Flush()
 		<-release

@@ -14,6 +14,8 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/clock"
 
+	"github.com/apiserver-lite/apiserver-lite/pkg/listwatch/negotiate"
+	"github.com/apiserver-lite/apiserver-lite/pkg/listwatch/response"
 	"github.com/apiserver-lite/apiserver-lite/pkg/versioncache"
 )
 
@@ -164,30 +166,30 @@ func (s *server) serveResource(w http.ResponseWriter, r *http.Request, gv schema
 		return
 	}
 	if !t.ready() {
-		writeError(w, errStorageInitializing())
+		response.WriteError(w, response.StorageInitializing())
 		return
 	}
-	pc, err := negotiateResource(r, t)
+	pc := protoCodecFor(t)
+	resp, err := negotiate.Resource(r, pc != nil)
 	if err != nil {
-		writeError(w, err)
+		response.WriteError(w, err)
 		return
 	}
-	if pc != nil {
+	if resp.Protobuf() {
 		t.proto = pc
-		w = protoResponse{w}
 	}
 	if t.name != "" {
-		s.serveGet(w, r, t)
+		s.serveGet(w, r, t, resp)
 		return
 	}
 	req, err := parseList(r.URL.Query(), t)
 	if err != nil {
-		writeError(w, err)
+		resp.Error(w, err)
 		return
 	}
 	if req.opts.Watch {
-		s.serveWatch(w, r, t, req)
+		s.serveWatch(w, r, t, req, resp)
 		return
 	}
-	s.serveList(w, r, t, req)
+	s.serveList(w, r, t, req, resp)
 }

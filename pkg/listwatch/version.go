@@ -3,6 +3,8 @@ package listwatch
 import (
 	"encoding/json"
 	"net/http"
+
+	"github.com/apiserver-lite/apiserver-lite/pkg/listwatch/response"
 )
 
 // localVersion serves /version with the cloud's last known version.Info,
@@ -11,18 +13,18 @@ import (
 // answer is unreachable.
 func (s *server) localVersion(w http.ResponseWriter, _ *http.Request) {
 	if s.version == nil {
-		writeError(w, errCloudUnavailable())
+		response.WriteError(w, response.CloudUnavailable())
 		return
 	}
 	info, ok := s.version.Version()
 	if !ok {
-		writeError(w, errCloudUnavailable())
+		response.WriteError(w, response.CloudUnavailable())
 		return
 	}
 	b, err := json.MarshalIndent(info, "", "  ")
 	if err != nil {
-		writeError(w, err)
+		response.WriteError(w, err)
 		return
 	}
-	writeJSON(w, b)
+	response.WriteJSON(w, b)
 }

@@ -9,9 +9,11 @@ import (
 	"strconv"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/utils/clock"
 
+	"github.com/apiserver-lite/apiserver-lite/pkg/listwatch/response"
 	"github.com/apiserver-lite/apiserver-lite/pkg/versioncache"
 )
 
@@ -37,29 +39,35 @@ const (
 // RV gets 200 and one ERROR event carrying 410 Expired, and a WatchList
 // whose RV the cache does not reach in time one carrying 504 Timeout, as in
 // kube-apiserver.
-func (s *server) serveWatch(w http.ResponseWriter, r *http.Request, t target, req *listRequest) {
-	tbl, err := parseTable(r, t)
-	if err != nil {
-		writeError(w, err)
+func (s *server) serveWatch(w http.ResponseWriter, r *http.Request, t target, req *listRequest, resp response.Responder) {
+	var tbl *tableRequest
+	if tt := resp.Table(); tt != nil {
+		if tbl = newTableRequest(tt, t); tbl.err != nil {
+			resp.Error(w, tbl.err)
+			return
+		}
+	}
+	if err := resp.StreamError(); err != nil {
+		resp.Error(w, err)
 		return
 	}
 	start, err := s.planWatch(r.Context(), t, req)
 	if err != nil {
-		writeErrorStream(w, err)
+		resp.ErrorStream(w, err)
 		return
 	}
 	watcher, err := t.cache.Watch(start.fromRV, start.sendState, req.pred)
 	var tooOld *versioncache.TooOldError
 	switch {
 	case errors.As(err, &tooOld):
-		writeErrorStream(w, cacheError(err))
+		resp.ErrorStream(w, response.CacheError(err))
 		return
 	case err != nil:
-		writeError(w, cacheError(err))
+		resp.Error(w, response.CacheError(err))
 		return
 	}
 	defer watcher.Stop()
-	startStream(w)
+	resp.StartStream(w)
 	rc := http.NewResponseController(w)
 	if err := rc.Flush(); err != nil || r.Method == http.MethodHead {
 		return
@@ -92,35 +100,27 @@ func (s *server) newWatchStream(w http.ResponseWriter, rc *http.ResponseControll
 		ws.table = &tableFrames{req: tbl, clock: s.clock.Now}
 	}
 	if req.opts.AllowWatchBookmarks {
-		ws.bookmarkHead = bookmarkHead(t.info.Kind, t.apiVersion())
+		ws.bookmarks = true
+		ws.kind, ws.apiVersion = t.info.Kind, t.apiVersion()
 		ws.initialEventsEnd = start.initialEventsEnd
 	}
 	return ws
 }
 
-// startStream writes the headers of a watch response.
-func startStream(w http.ResponseWriter) {
-	h := w.Header()
-	if negotiatesProtobuf(w) {
-		h.Set("Content-Type", contentTypeProtobufWatch)
-	} else {
-		h.Set("Content-Type", contentTypeJSON)
-	}
-	h.Set("Cache-Control", "no-cache, private")
-	w.WriteHeader(http.StatusOK)
-}
-
 // watchStream writes one watcher's events to one client. It is used by the
 // serving goroutine only.
 type watchStream struct {
-	out          io.Writer
-	rc           *http.ResponseController
-	watcher      *versioncache.Watcher
-	clock        clock.Clock
-	deadline     time.Time // the stream ends cleanly here
-	bookmarkHead []byte    // nil unless the client allows bookmarks
+	out      io.Writer
+	rc       *http.ResponseController
+	watcher  *versioncache.Watcher
+	clock    clock.Clock
+	deadline time.Time // the stream ends cleanly here
+	// bookmarks: the client allows bookmarks, whose objects are empty
+	// objects of kind and apiVersion.
+	bookmarks        bool
+	kind, apiVersion string
 	// initialEventsEnd asks for the WatchList bookmark after the initial
-	// events; only set together with bookmarkHead.
+	// events; only set together with bookmarks.
 	initialEventsEnd bool
 	// lastRV is the highest RV this watch has reached: its start RV, every
 	// event and progress marker delivered, and the cache RV at the last
@@ -213,15 +213,15 @@ func (ws *watchStream) drain() error {
 	return nil
 }
 
-// write records ev's RV and writes its shared frame. Progress markers only
-// advance the RV.
+// write records ev's RV and writes its shared frame. Progress markers (no
+// object) only advance the RV.
 func (ws *watchStream) write(ev versioncache.Event) error {
 	ws.lastRV = max(ws.lastRV, ev.RV)
-	if ev.Type == watch.Bookmark || ev.Object == nil {
+	if ev.Object == nil {
 		return nil
 	}
 	if ws.table != nil {
-		return ws.table.write(ws.out, ev)
+		return ws.table.write(ws.out, ev.Type, ev.Object.Raw, ev.Object.RV, false)
 	}
 	if ws.proto != nil {
 		b, err := ws.proto.eventFrame(&ev, ev.Type)
@@ -267,28 +267,39 @@ func (ws *watchStream) bookmark() error {
 
 // writeBookmark writes a BOOKMARK carrying lastRV and flushes.
 func (ws *watchStream) writeBookmark() error {
-	if ws.proto != nil {
-		b, err := ws.proto.bookmarkFrame(ws.lastRV, false)
-		if err != nil {
-			return err
-		}
-		if _, err := ws.out.Write(b); err != nil {
-			return err
-		}
-		return ws.rc.Flush()
-	}
-	frame := strconv.AppendUint(ws.bookmarkHead[:len(ws.bookmarkHead):len(ws.bookmarkHead)], ws.lastRV, 10)
-	frame = append(frame, "\"}}}\n"...)
-	if _, err := ws.out.Write(frame); err != nil {
+	if err := ws.writeBookmarkFrame(false); err != nil {
 		return err
 	}
 	return ws.rc.Flush()
 }
 
+// writeBookmarkFrame writes a BOOKMARK whose object is an empty object of
+// the kind with only metadata.resourceVersion (lastRV) set and, when
+// initialEventsEnd, the annotation k8s.io/initial-events-end: "true", as
+// kube-apiserver's cacher sends. A Table watch gets it as a one-row Table,
+// as kube's watch encoder converts every event.
+func (ws *watchStream) writeBookmarkFrame(initialEventsEnd bool) error {
+	if ws.proto != nil {
+		b, err := ws.proto.bookmarkFrame(ws.lastRV, initialEventsEnd)
+		if err != nil {
+			return err
+		}
+		_, err = ws.out.Write(b)
+		return err
+	}
+	obj := bookmarkObject(ws.kind, ws.apiVersion, ws.lastRV, initialEventsEnd)
+	if ws.table != nil {
+		return ws.table.write(ws.out, watch.Bookmark, obj, ws.lastRV, initialEventsEnd)
+	}
+	frame := append([]byte(`{"type":"BOOKMARK","object":`), obj...)
+	_, err := ws.out.Write(append(frame, "}\n"...))
+	return err
+}
+
 // nextBookmark arms a timer for the next bookmark, or returns nil when
 // bookmarks are off or none is due before the deadline.
 func (ws *watchStream) nextBookmark() clock.Timer {
-	if ws.bookmarkHead == nil {
+	if !ws.bookmarks {
 		return nil
 	}
 	now := ws.clock.Now()
@@ -309,20 +320,21 @@ func nextBookmarkTime(now, deadline time.Time) (time.Time, bool) {
 	return heartbeat, heartbeat.Before(deadline)
 }
 
-// bookmarkHead is a BOOKMARK frame up to its resourceVersion value.
-func bookmarkHead(kind, apiVersion string) []byte {
-	b := []byte(`{"type":"BOOKMARK","object":{"kind":`)
+// bookmarkObject is the JSON object of a BOOKMARK: kind and apiVersion,
+// and metadata with only resourceVersion and, for the end of a WatchList's
+// initial events, the k8s.io/initial-events-end annotation.
+func bookmarkObject(kind, apiVersion string, rv uint64, initialEventsEnd bool) []byte {
+	b := []byte(`{"kind":`)
 	b = appendJSONString(b, kind)
 	b = append(b, `,"apiVersion":`...)
 	b = appendJSONString(b, apiVersion)
-	return append(b, `,"metadata":{"resourceVersion":"`...)
-}
-
-// errorFrame is an ERROR watch event carrying err's Status.
-func errorFrame(err error) []byte {
-	b := []byte(`{"type":"ERROR","object":`)
-	b = append(b, marshalStatus(toStatus(err))...)
-	return append(b, "}\n"...)
+	b = append(b, `,"metadata":{"resourceVersion":"`...)
+	b = strconv.AppendUint(b, rv, 10)
+	b = append(b, '"')
+	if initialEventsEnd {
+		b = append(b, `,"annotations":{"`+metav1.InitialEventsAnnotationKey+`":"true"}`...)
+	}
+	return append(b, "}}"...)
 }
 
 func timerC(t clock.Timer) <-chan time.Time {

@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/apiserver-lite/apiserver-lite/pkg/listwatch/response"
 	"github.com/apiserver-lite/apiserver-lite/pkg/versioncache"
 )
 
@@ -94,7 +95,7 @@ func (s *server) observeWrite(resp *http.Response) error {
 		return nil
 	}
 	mediaType, _, err := mime.ParseMediaType(resp.Header.Get("Content-Type"))
-	if err != nil || (mediaType != contentTypeJSON && mediaType != mediaTypeProtobuf) {
+	if err != nil || (mediaType != response.MediaTypeJSON && mediaType != response.MediaTypeProtobuf) {
 		return nil
 	}
 	if resp.ContentLength > maxWriteResponseScan {
@@ -137,7 +138,7 @@ func writtenObjectRV(body []byte, mediaType, encoding string) (uint64, bool) {
 		return 0, false
 	}
 	var rv string
-	if mediaType == mediaTypeProtobuf {
+	if mediaType == response.MediaTypeProtobuf {
 		rv = protobufRV(body)
 	} else {
 		rv = jsonRV(body)
@@ -181,9 +182,6 @@ func protobufRV(body []byte) string {
 
 // statusKind is the kind of a metav1.Status body, which carries no object.
 const statusKind = "Status"
-
-// mediaTypeProtobuf is Kubernetes' protobuf media type.
-const mediaTypeProtobuf = "application/vnd.kubernetes.protobuf"
 
 // replayBody is a response body whose first bytes were already read: it
 // reads them again, then the rest, and closes the original body.
