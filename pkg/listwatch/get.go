@@ -6,6 +6,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
 	"github.com/apiserver-lite/apiserver-lite/pkg/listwatch/response"
+	"github.com/apiserver-lite/apiserver-lite/pkg/listwatch/scope"
 	"github.com/apiserver-lite/apiserver-lite/pkg/versioncache"
 )
 
@@ -51,7 +52,16 @@ func (s *server) serveGet(w http.ResponseWriter, r *http.Request, t target, resp
 }
 
 // serveMissing answers a get of an object the cache does not hold: kube's
-// 404 (for now).
-func (s *server) serveMissing(w http.ResponseWriter, _ *http.Request, t target, resp response.Responder) {
-	resp.Error(w, apierrors.NewNotFound(t.groupResource(), t.name))
+// 404 when the synced scope holds every object of that name, else the
+// cloud's answer, or 503 while the cloud is unreachable: the object may
+// exist there (a pod on another node).
+func (s *server) serveMissing(w http.ResponseWriter, r *http.Request, t target, resp response.Responder) {
+	switch {
+	case t.covers(scope.Request{Namespace: t.namespace, Name: t.name}):
+		resp.Error(w, apierrors.NewNotFound(t.groupResource(), t.name))
+	case s.cloudReachable():
+		s.serveProxy(w, r)
+	default:
+		resp.Error(w, response.CloudUnavailable())
+	}
 }

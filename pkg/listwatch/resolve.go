@@ -3,6 +3,7 @@ package listwatch
 import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/apiserver-lite/apiserver-lite/pkg/listwatch/scope"
 	"github.com/apiserver-lite/apiserver-lite/pkg/versioncache"
 )
 
@@ -18,9 +19,11 @@ type target struct {
 	hasInfo   bool
 	namespace string // "" for cluster-scoped objects and all-namespace collections
 	name      string
-	// proto encodes the answer in protobuf; nil for JSON. Set by
-	// negotiation (negotiateResource).
+	// proto encodes the answer in protobuf; nil for other media types.
+	// Set after negotiation.
 	proto *protoCodec
+	// synced is the part of the resource the cache holds.
+	synced scope.Synced
 }
 
 // resolve maps the path segments after /api/v1/ or /apis/{g}/{v}/ to a

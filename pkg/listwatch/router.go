@@ -16,6 +16,7 @@ import (
 
 	"github.com/apiserver-lite/apiserver-lite/pkg/listwatch/negotiate"
 	"github.com/apiserver-lite/apiserver-lite/pkg/listwatch/response"
+	"github.com/apiserver-lite/apiserver-lite/pkg/listwatch/scope"
 	"github.com/apiserver-lite/apiserver-lite/pkg/versioncache"
 )
 
@@ -29,6 +30,17 @@ type Config struct {
 	// Version answers /version while the cloud is unreachable; nil means
 	// the version is never known locally.
 	Version VersionSource
+	// Scopes is the part of each resource the cloud sync holds; a
+	// resource without an entry is held whole. Reads outside it go to the
+	// cloud (see held.go).
+	Scopes map[schema.GroupVersionResource]Scope
+}
+
+// Scope is the part of a resource the cloud sync lists and watches.
+type Scope struct {
+	Namespace     string // "" for all namespaces
+	LabelSelector string
+	FieldSelector string
 }
 
 // coreGroupVersion is the legacy API group served under /api.
@@ -54,6 +66,9 @@ type server struct {
 	// after New; the floors only grow.
 	written map[*versioncache.Cache]*atomic.Uint64
 	version VersionSource // nil when not configured
+	// synced is the held part of each cache's resource; a cache without
+	// an entry holds its whole resource.
+	synced map[*versioncache.Cache]scope.Synced
 }
 
 // New returns the handler of the local API.
@@ -88,6 +103,9 @@ func newServer(cfg Config) (*server, error) {
 		if err := s.addCache(c); err != nil {
 			return nil, fmt.Errorf("cache %d: %w", i, err)
 		}
+	}
+	if err := s.addScopes(cfg.Scopes); err != nil {
+		return nil, err
 	}
 	s.written = newWrittenFloors(s.caches)
 	if cfg.Cloud != nil {
@@ -161,6 +179,7 @@ func (s *server) serveGroup(w http.ResponseWriter, r *http.Request) {
 // names a configured resource without subresource, else through the cloud.
 func (s *server) serveResource(w http.ResponseWriter, r *http.Request, gv schema.GroupVersion, rest string) {
 	t, ok := s.resolve(gv, strings.Split(rest, "/"))
+	t.synced = s.synced[t.cache]
 	if !ok {
 		s.serveProxy(w, r)
 		return
@@ -186,6 +205,13 @@ func (s *server) serveResource(w http.ResponseWriter, r *http.Request, gv schema
 	if err != nil {
 		resp.Error(w, err)
 		return
+	}
+	if !t.covers(scope.Request{Namespace: t.namespace, Label: req.opts.LabelSelector, Field: req.pred.Field}) {
+		if s.cloudReachable() {
+			s.serveProxy(w, r)
+			return
+		}
+		response.AddWarning(w, limitedWarning(t))
 	}
 	if req.opts.Watch {
 		s.serveWatch(w, r, t, req, resp)
