@@ -161,7 +161,7 @@ func (c *protoCodec) list(objs []*versioncache.Object, m listMeta) ([][]byte, er
 	if err != nil {
 		return nil, err
 	}
-	head := append([]byte(nil), protobufMagic...)
+	head := append([]byte(nil), response.ProtobufMagic...)
 	head = protowire.AppendTag(head, 1, protowire.BytesType)
 	head = protowire.AppendBytes(head, tmb)
 	head = protowire.AppendTag(head, 2, protowire.BytesType)
@@ -178,10 +178,10 @@ var unknownTail = []byte{byte(3<<3 | protowire.BytesType), 0, byte(4<<3 | protow
 // serializer encoding: the bytes field (2) of the runtime.Unknown after the
 // k8s\0 prefix.
 func unknownRaw(b []byte) ([]byte, error) {
-	if !bytes.HasPrefix(b, protobufMagic) {
-		return nil, fmt.Errorf("protobuf object without the %q prefix", protobufMagic)
+	if !bytes.HasPrefix(b, response.ProtobufMagic) {
+		return nil, fmt.Errorf("protobuf object without the %q prefix", response.ProtobufMagic)
 	}
-	b = b[len(protobufMagic):]
+	b = b[len(response.ProtobufMagic):]
 	for len(b) > 0 {
 		num, typ, n := protowire.ConsumeTag(b)
 		if n < 0 {

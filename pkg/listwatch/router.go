@@ -15,6 +15,7 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/apiserver-lite/apiserver-lite/pkg/listwatch/negotiate"
+	"github.com/apiserver-lite/apiserver-lite/pkg/listwatch/proxy"
 	"github.com/apiserver-lite/apiserver-lite/pkg/listwatch/response"
 	"github.com/apiserver-lite/apiserver-lite/pkg/listwatch/scope"
 	"github.com/apiserver-lite/apiserver-lite/pkg/versioncache"
@@ -26,7 +27,7 @@ type Config struct {
 	Cloud          *rest.Config          // the cloud kube-apiserver; nil means never reachable
 	CloudConnected func() bool           // cloud-link state from the sync loop; nil means false
 	Logger         *slog.Logger
-	Clock          clock.Clock // k8s.io/utils/clock; nil means the real clock
+	Clock          clock.WithDelayedExecution // k8s.io/utils/clock; nil means the real clock
 	// Version answers /version while the cloud is unreachable; nil means
 	// the version is never known locally.
 	Version VersionSource
@@ -57,10 +58,10 @@ const (
 type server struct {
 	caches    []*versioncache.Cache // in configuration order; no nil entries
 	resources map[schema.GroupVersionResource]*versioncache.Cache
-	cloud     *httputil.ReverseProxy // nil when no cloud is configured
-	connected func() bool            // never nil
-	log       *slog.Logger           // never nil
-	clock     clock.Clock            // never nil
+	cloud     *httputil.ReverseProxy     // nil when no cloud is configured
+	connected func() bool                // never nil
+	log       *slog.Logger               // never nil
+	clock     clock.WithDelayedExecution // never nil
 	// written holds one read-your-writes floor per cache: the highest RV
 	// a proxied write to that resource returned. The map is never changed
 	// after New; the floors only grow.
@@ -109,11 +110,10 @@ func newServer(cfg Config) (*server, error) {
 	}
 	s.written = newWrittenFloors(s.caches)
 	if cfg.Cloud != nil {
-		p, err := newCloudProxy(cfg.Cloud, s.log)
+		p, err := proxy.New(cfg.Cloud, proxy.Options{Log: s.log, Clock: s.clock, ModifyResponse: s.observeWrite})
 		if err != nil {
 			return nil, fmt.Errorf("cloud proxy: %w", err)
 		}
-		p.ModifyResponse = s.observeWrite
 		s.cloud = p
 	}
 	return s, nil

@@ -43,3 +43,7 @@ func protobufStatus(st *metav1.Status) ([]byte, error) {
 	}
 	return buf.Bytes(), nil
 }
+
+// ProtobufMagic starts every Kubernetes protobuf body: "k8s\0", then a
+// runtime.Unknown envelope around the object.
+var ProtobufMagic = []byte{0x6b, 0x38, 0x73, 0x00}

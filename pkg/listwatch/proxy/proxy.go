@@ -1,4 +1,4 @@
-package listwatch
+package proxy
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"k8s.io/client-go/rest"
+	"k8s.io/utils/clock"
 
 	"github.com/apiserver-lite/apiserver-lite/pkg/listwatch/response"
 )
@@ -37,11 +38,21 @@ const (
 // daemon's credentials as someone else.
 const impersonateHeaderPrefix = "Impersonate-"
 
-// newCloudProxy returns a reverse proxy to the cloud that authenticates
-// with cfg's credentials, streams responses as they arrive (watches) and
-// passes protocol upgrades through. It answers 503 when the cloud cannot be
+// Options are the proxy's seams.
+type Options struct {
+	Log *slog.Logger // never nil
+	// Clock bounds the wait for response headers; never nil.
+	Clock clock.WithDelayedExecution
+	// ModifyResponse, when set, sees every cloud response before it is
+	// passed on (httputil.ReverseProxy.ModifyResponse).
+	ModifyResponse func(*http.Response) error
+}
+
+// New returns a reverse proxy to the cloud that authenticates with cfg's
+// credentials, streams responses as they arrive (watches) and passes
+// protocol upgrades through. It answers 503 when the cloud cannot be
 // reached.
-func newCloudProxy(cfg *rest.Config, log *slog.Logger) (*httputil.ReverseProxy, error) {
+func New(cfg *rest.Config, opts Options) (*httputil.ReverseProxy, error) {
 	target, _, err := rest.DefaultServerUrlFor(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("cloud URL: %w", err)
@@ -53,11 +64,12 @@ func newCloudProxy(cfg *rest.Config, log *slog.Logger) (*httputil.ReverseProxy, 
 		return nil, fmt.Errorf("cloud transport: %w", err)
 	}
 	return &httputil.ReverseProxy{
-		Rewrite:       func(pr *httputil.ProxyRequest) { rewriteToCloud(pr, target) },
-		Transport:     &headerTimeoutTransport{next: rt, timeout: cloudResponseHeaderTimeout},
-		FlushInterval: -1,
-		ErrorLog:      slog.NewLogLogger(log.Handler(), slog.LevelDebug),
-		ErrorHandler:  cloudUnavailable(log),
+		Rewrite:        func(pr *httputil.ProxyRequest) { rewriteToCloud(pr, target) },
+		Transport:      &headerTimeoutTransport{next: rt, timeout: cloudResponseHeaderTimeout, clock: opts.Clock},
+		FlushInterval:  -1,
+		ErrorLog:       slog.NewLogLogger(opts.Log.Handler(), slog.LevelDebug),
+		ErrorHandler:   Unavailable(opts.Log),
+		ModifyResponse: opts.ModifyResponse,
 	}, nil
 }
 
@@ -73,9 +85,9 @@ func rewriteToCloud(pr *httputil.ProxyRequest, target *url.URL) {
 	}
 }
 
-// cloudUnavailable answers a request the cloud could not take with 503 and
-// a retry hint.
-func cloudUnavailable(log *slog.Logger) func(http.ResponseWriter, *http.Request, error) {
+// Unavailable answers a request the cloud could not take with 503 and a
+// retry hint.
+func Unavailable(log *slog.Logger) func(http.ResponseWriter, *http.Request, error) {
 	return func(w http.ResponseWriter, r *http.Request, err error) {
 		if r.Context().Err() != nil {
 			return // the client went away; nobody reads an answer
@@ -83,16 +95,6 @@ func cloudUnavailable(log *slog.Logger) func(http.ResponseWriter, *http.Request,
 		log.Debug("cloud request failed", "method", r.Method, "path", r.URL.Path, "error", err)
 		response.WriteError(w, response.CloudUnavailable())
 	}
-}
-
-// serveProxy forwards a request to the cloud, or answers 503 when there is
-// no cloud.
-func (s *server) serveProxy(w http.ResponseWriter, r *http.Request) {
-	if s.cloud == nil {
-		response.WriteError(w, response.CloudUnavailable())
-		return
-	}
-	s.cloud.ServeHTTP(w, s.withWriteTarget(r))
 }
 
 // dialFunc is rest.Config.Dial.
@@ -116,11 +118,12 @@ func boundedDial(dial dialFunc) dialFunc {
 type headerTimeoutTransport struct {
 	next    http.RoundTripper
 	timeout time.Duration
+	clock   clock.WithDelayedExecution
 }
 
 func (t *headerTimeoutTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	ctx, cancel := context.WithCancel(req.Context())
-	timer := time.AfterFunc(t.timeout, cancel)
+	timer := t.clock.AfterFunc(t.timeout, cancel)
 	resp, err := t.next.RoundTrip(req.WithContext(ctx))
 	if !timer.Stop() {
 		if err == nil {
