@@ -14,6 +14,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/clock"
 
+	"github.com/apiserver-lite/apiserver-lite/pkg/listwatch/discovery"
 	"github.com/apiserver-lite/apiserver-lite/pkg/listwatch/negotiate"
 	"github.com/apiserver-lite/apiserver-lite/pkg/listwatch/proxy"
 	"github.com/apiserver-lite/apiserver-lite/pkg/listwatch/response"
@@ -44,8 +45,12 @@ type Scope struct {
 	FieldSelector string
 }
 
+// VersionSource knows the cloud's version, so /version can be answered
+// while the cloud is unreachable.
+type VersionSource = discovery.VersionSource
+
 // coreGroupVersion is the legacy API group served under /api.
-var coreGroupVersion = schema.GroupVersion{Version: "v1"}
+var coreGroupVersion = discovery.CoreGroupVersion
 
 // Path prefixes of the resource APIs.
 const (
@@ -66,7 +71,7 @@ type server struct {
 	// a proxied write to that resource returned. The map is never changed
 	// after New; the floors only grow.
 	written map[*versioncache.Cache]*atomic.Uint64
-	version VersionSource // nil when not configured
+	version discovery.VersionSource // nil when not configured
 	// synced is the held part of each cache's resource; a cache without
 	// an entry holds its whole resource.
 	synced map[*versioncache.Cache]scope.Synced
@@ -146,12 +151,8 @@ func (s *server) routes() http.Handler {
 	read.Path("/healthz").HandlerFunc(s.serveLive)
 	read.Path("/livez").HandlerFunc(s.serveLive)
 	read.Path("/readyz").HandlerFunc(s.serveReady)
-	read.Path("/version").Handler(s.discovery(s.localVersion))
-	read.Path("/api").Handler(s.discovery(s.localAPIVersions))
-	read.Path("/api/v1").Handler(s.discovery(s.localCoreResources))
-	read.Path("/apis").Handler(s.discovery(s.localGroupList))
-	read.Path("/apis/{group}").Handler(s.discovery(s.localGroup))
-	read.Path("/apis/{group}/{version}").Handler(s.discovery(s.localGroupResources))
+	discovery.New(discovery.Config{Caches: s.caches, Version: s.version, Cloud: s.cloud, Connected: s.connected,
+		Log: s.log}).Register(read)
 	read.PathPrefix(corePrefix).HandlerFunc(s.serveCore)
 	read.PathPrefix(groupPrefix + "{group}/{version}/").HandlerFunc(s.serveGroup)
 	proxy := http.HandlerFunc(s.serveProxy)

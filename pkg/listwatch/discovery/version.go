@@ -1,4 +1,4 @@
-package listwatch
+package discovery
 
 import (
 	"encoding/json"
@@ -11,7 +11,7 @@ import (
 // encoded as kube-apiserver's WriteRawJSON does (indented, no trailing
 // newline). While no version is known it answers 503, as the cloud's own
 // answer is unreachable.
-func (s *server) localVersion(w http.ResponseWriter, _ *http.Request) {
+func (s *Server) localVersion(w http.ResponseWriter, _ *http.Request) {
 	if s.version == nil {
 		response.WriteError(w, response.CloudUnavailable())
 		return

@@ -1,4 +1,4 @@
-package listwatch
+package discovery
 
 import (
 	"encoding/json"
@@ -23,7 +23,7 @@ var readVerbs = metav1.Verbs{"get", "list", "watch"}
 // is up, so clients see every cloud resource (all of which the proxy
 // reaches), and from the configured caches otherwise or when the cloud
 // request fails.
-func (s *server) discovery(local http.HandlerFunc) http.Handler {
+func (s *Server) discovery(local http.HandlerFunc) http.Handler {
 	if s.cloud == nil {
 		return local
 	}
@@ -46,14 +46,14 @@ func (s *server) discovery(local http.HandlerFunc) http.Handler {
 
 // localAPIVersions serves /api: the core group's aggregated discovery
 // when asked for, else APIVersions.
-func (s *server) localAPIVersions(w http.ResponseWriter, r *http.Request) {
+func (s *Server) localAPIVersions(w http.ResponseWriter, r *http.Request) {
 	if negotiate.AggregatedDiscovery(r) {
 		s.writeAggregated(w, r, true)
 		return
 	}
 	writeObject(w, r, &metav1.APIVersions{
 		TypeMeta: metav1.TypeMeta{Kind: "APIVersions"},
-		Versions: []string{coreGroupVersion.Version},
+		Versions: []string{CoreGroupVersion.Version},
 		ServerAddressByClientCIDRs: []metav1.ServerAddressByClientCIDR{
 			{ClientCIDR: "0.0.0.0/0", ServerAddress: r.Host},
 		},
@@ -62,7 +62,7 @@ func (s *server) localAPIVersions(w http.ResponseWriter, r *http.Request) {
 
 // localGroupList serves /apis: the named groups' aggregated discovery
 // when asked for, else APIGroupList.
-func (s *server) localGroupList(w http.ResponseWriter, r *http.Request) {
+func (s *Server) localGroupList(w http.ResponseWriter, r *http.Request) {
 	if negotiate.AggregatedDiscovery(r) {
 		s.writeAggregated(w, r, false)
 		return
@@ -74,7 +74,7 @@ func (s *server) localGroupList(w http.ResponseWriter, r *http.Request) {
 }
 
 // localGroup serves /apis/{group}.
-func (s *server) localGroup(w http.ResponseWriter, r *http.Request) {
+func (s *Server) localGroup(w http.ResponseWriter, r *http.Request) {
 	name := mux.Vars(r)["group"]
 	for _, g := range s.groups() {
 		if g.Name == name {
@@ -88,12 +88,12 @@ func (s *server) localGroup(w http.ResponseWriter, r *http.Request) {
 
 // localCoreResources serves /api/v1, which exists even with no core
 // resource configured.
-func (s *server) localCoreResources(w http.ResponseWriter, r *http.Request) {
-	writeObject(w, r, s.resourceList(coreGroupVersion))
+func (s *Server) localCoreResources(w http.ResponseWriter, r *http.Request) {
+	writeObject(w, r, s.resourceList(CoreGroupVersion))
 }
 
 // localGroupResources serves /apis/{group}/{version}.
-func (s *server) localGroupResources(w http.ResponseWriter, r *http.Request) {
+func (s *Server) localGroupResources(w http.ResponseWriter, r *http.Request) {
 	vars := mux.Vars(r)
 	list := s.resourceList(schema.GroupVersion{Group: vars["group"], Version: vars["version"]})
 	if len(list.APIResources) == 0 {
@@ -105,7 +105,7 @@ func (s *server) localGroupResources(w http.ResponseWriter, r *http.Request) {
 
 // groups returns the configured API groups other than core, by name, with
 // their versions in kube's priority order (the preferred one first).
-func (s *server) groups() []metav1.APIGroup {
+func (s *Server) groups() []metav1.APIGroup {
 	groups := []metav1.APIGroup{}
 	for _, c := range s.caches {
 		gv := c.GVR().GroupVersion()
@@ -134,7 +134,7 @@ func (s *server) groups() []metav1.APIGroup {
 
 // resourceList lists the configured resources of gv whose discovery info
 // is known.
-func (s *server) resourceList(gv schema.GroupVersion) *metav1.APIResourceList {
+func (s *Server) resourceList(gv schema.GroupVersion) *metav1.APIResourceList {
 	list := &metav1.APIResourceList{
 		TypeMeta:     metav1.TypeMeta{Kind: "APIResourceList", APIVersion: "v1"},
 		GroupVersion: gv.String(),
