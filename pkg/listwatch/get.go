@@ -5,6 +5,7 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
+	"github.com/apiserver-lite/apiserver-lite/pkg/listwatch/encode"
 	"github.com/apiserver-lite/apiserver-lite/pkg/listwatch/response"
 	"github.com/apiserver-lite/apiserver-lite/pkg/listwatch/scope"
 	"github.com/apiserver-lite/apiserver-lite/pkg/versioncache"
@@ -36,11 +37,11 @@ func (s *server) serveGet(w http.ResponseWriter, r *http.Request, t target, resp
 		return
 	}
 	if tbl := resp.Table(); tbl != nil {
-		s.writeTable(w, resp, newTableRequest(tbl, t), []*versioncache.Object{obj}, obj.RV)
+		s.writeTable(w, resp, encode.NewTable(tbl, t.groupResource()), []*versioncache.Object{obj}, obj.RV)
 		return
 	}
 	if t.proto != nil {
-		b, err := t.proto.object(obj)
+		b, err := t.proto.Object(obj)
 		if err != nil {
 			resp.Error(w, apierrors.NewInternalError(err))
 			return

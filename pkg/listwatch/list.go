@@ -2,13 +2,12 @@ package listwatch
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"net/http"
-	"strconv"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
+	"github.com/apiserver-lite/apiserver-lite/pkg/listwatch/encode"
 	"github.com/apiserver-lite/apiserver-lite/pkg/listwatch/response"
 	"github.com/apiserver-lite/apiserver-lite/pkg/versioncache"
 )
@@ -25,21 +24,21 @@ func (s *server) serveList(w http.ResponseWriter, r *http.Request, t target, req
 		return
 	}
 	if tbl := resp.Table(); tbl != nil {
-		s.writeTable(w, resp, newTableRequest(tbl, t), pg.Objects, pg.RV)
+		s.writeTable(w, resp, encode.NewTable(tbl, t.groupResource()), pg.Objects, pg.RV)
 		return
 	}
-	meta := listMeta{rv: pg.RV}
+	meta := encode.ListMeta{RV: pg.RV}
 	if pg.Next != "" {
-		meta.next = encodeContinue(pg.Next, int64(pg.RV))
+		meta.Continue = encode.EncodeContinue(pg.Next, int64(pg.RV))
 		// Like kube, count what is left only when every object matches.
 		if req.pred.Label == nil || req.pred.Label.Empty() {
 			if req.pred.Field == nil || req.pred.Field.Empty() {
-				meta.remaining = &pg.Remaining
+				meta.Remaining = &pg.Remaining
 			}
 		}
 	}
 	if t.proto != nil {
-		parts, err := t.proto.list(pg.Objects, meta)
+		parts, err := t.proto.List(pg.Objects, meta)
 		if err != nil {
 			resp.Error(w, apierrors.NewInternalError(err))
 			return
@@ -47,7 +46,7 @@ func (s *server) serveList(w http.ResponseWriter, r *http.Request, t target, req
 		resp.Body(w, parts...)
 		return
 	}
-	resp.Body(w, listJSON(t, pg.Objects, meta)...)
+	resp.Body(w, encode.JSONList(t.resource(), pg.Objects, meta)...)
 }
 
 // listPage picks the RV a list is served at the way kube-apiserver's watch
@@ -70,7 +69,7 @@ func (s *server) listPage(ctx context.Context, t target, req *listRequest) (vers
 	var tooOld *versioncache.TooOldError
 	switch {
 	case errors.As(err, &tooOld) && req.opts.Continue != "":
-		return pg, response.ContinueExpired(encodeContinue(req.start, continueLatestRV))
+		return pg, response.ContinueExpired(encode.EncodeContinue(req.start, encode.ContinueLatestRV))
 	case errors.As(err, &tooOld):
 		return pg, response.ListExpired()
 	case err != nil:
@@ -79,50 +78,17 @@ func (s *server) listPage(ctx context.Context, t target, req *listRequest) (vers
 	return pg, nil
 }
 
-// listMeta is a list's metadata.
-type listMeta struct {
-	rv        uint64
-	next      string // metadata.continue; "" for the last page
-	remaining *int64 // metadata.remainingItemCount; nil when unknown
-}
-
-// listJSON returns the parts of {"kind":"<Kind>List","apiVersion":...,
-// "metadata":{"resourceVersion":"<rv>"[,"continue":...]
-// [,"remainingItemCount":n]},"items":[...]} with the items' raw JSON.
-func listJSON(t target, objs []*versioncache.Object, meta listMeta) [][]byte {
-	parts := [][]byte{listHead(t.info.Kind+"List", t.apiVersion(), meta)}
-	parts = append(parts, listItems(t, objs)...)
-	return append(parts, listTail)
-}
-
-var (
-	comma    = []byte{','}
-	listTail = []byte("]}\n")
-)
-
-// listHead is a list body up to and including the opening of items.
-func listHead(kind, apiVersion string, meta listMeta) []byte {
-	b := make([]byte, 0, 96)
-	b = append(b, `{"kind":`...)
-	b = appendJSONString(b, kind)
-	b = append(b, `,"apiVersion":`...)
-	b = appendJSONString(b, apiVersion)
-	b = append(b, `,"metadata":{"resourceVersion":"`...)
-	b = strconv.AppendUint(b, meta.rv, 10)
-	b = append(b, '"')
-	if meta.next != "" {
-		b = append(b, `,"continue":`...)
-		b = appendJSONString(b, meta.next)
+// writeTable answers with a Table of objs at rv, or with the error of
+// invalid Table options.
+func (s *server) writeTable(w http.ResponseWriter, resp response.Responder, tr *encode.Table, objs []*versioncache.Object, rv uint64) {
+	if err := tr.Err(); err != nil {
+		resp.Error(w, err)
+		return
 	}
-	if meta.remaining != nil {
-		b = append(b, `,"remainingItemCount":`...)
-		b = strconv.AppendInt(b, *meta.remaining, 10)
+	tbl, err := tr.Convert(objs, rv, s.clock.Now(), true)
+	if err != nil {
+		resp.Error(w, err)
+		return
 	}
-	return append(b, `},"items":[`...)
-}
-
-// appendJSONString appends s as a JSON string.
-func appendJSONString(b []byte, s string) []byte {
-	q, _ := json.Marshal(s) // a string always encodes
-	return append(b, q...)
+	resp.Object(w, tbl)
 }

@@ -26,6 +26,7 @@ import (
 	"k8s.io/client-go/rest"
 	clocktesting "k8s.io/utils/clock/testing"
 
+	"github.com/apiserver-lite/apiserver-lite/pkg/listwatch/encode"
 	"github.com/apiserver-lite/apiserver-lite/pkg/listwatch/response"
 	"github.com/apiserver-lite/apiserver-lite/pkg/versioncache"
 )
@@ -263,12 +264,12 @@ func TestProtobufBytesReused(t *testing.T) {
 		t.Fatalf("cache get: %v", err)
 	}
 	calls := 0
-	cached, err := obj.Encoded(protobufKey, func([]byte) ([]byte, error) { calls++; return nil, nil })
+	cached, err := obj.Encoded(encode.ProtobufKey, func([]byte) ([]byte, error) { calls++; return nil, nil })
 	if err != nil || calls != 0 || string(cached) != get1.body {
 		t.Fatalf("got cached %q (%d encodes, %v), want the GET body without encoding", cached, calls, err)
 	}
-	pc := protoCodecFor(target{gvr: podsGVR, info: infos[podsGVR]})
-	again, err := pc.object(obj)
+	pc := encode.ProtobufFor(encode.Resource{GVR: podsGVR, Kind: "Pod"})
+	again, err := pc.Object(obj)
 	if err != nil || &again[0] != &cached[0] {
 		t.Errorf("got a new encoding (%v), want the cached bytes", err)
 	}
@@ -288,7 +289,7 @@ func TestProtobufBytesReused(t *testing.T) {
 	for _, w := range watchers {
 		select {
 		case ev := <-w.Events():
-			b, err := pc.eventFrame(&ev, ev.Type)
+			b, err := pc.EventFrame(&ev, ev.Type)
 			if err != nil {
 				t.Fatalf("frame: %v", err)
 			}
@@ -301,7 +302,7 @@ func TestProtobufBytesReused(t *testing.T) {
 		t.Errorf("got two encodings of one event, want one shared frame")
 	}
 	obj21, _, _ := f.pods.Get("default", "web-1")
-	b21, _ := pc.object(obj21)
+	b21, _ := pc.Object(obj21)
 	if !bytes.Contains(frames[0], b21) {
 		t.Errorf("frame %q does not hold the object's encoding %q", frames[0], b21)
 	}

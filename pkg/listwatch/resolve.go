@@ -3,6 +3,7 @@ package listwatch
 import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/apiserver-lite/apiserver-lite/pkg/listwatch/encode"
 	"github.com/apiserver-lite/apiserver-lite/pkg/listwatch/scope"
 	"github.com/apiserver-lite/apiserver-lite/pkg/versioncache"
 )
@@ -21,7 +22,7 @@ type target struct {
 	name      string
 	// proto encodes the answer in protobuf; nil for other media types.
 	// Set after negotiation.
-	proto *protoCodec
+	proto *encode.Protobuf
 	// synced is the part of the resource the cache holds.
 	synced scope.Synced
 }
@@ -91,4 +92,9 @@ func (t target) groupKind() schema.GroupKind {
 // apiVersion is the apiVersion of the resource's objects.
 func (t target) apiVersion() string {
 	return t.gvr.GroupVersion().String()
+}
+
+// resource is what encoding needs to know of the target.
+func (t target) resource() encode.Resource {
+	return encode.Resource{GVR: t.gvr, Kind: t.info.Kind}
 }

@@ -15,6 +15,7 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/apiserver-lite/apiserver-lite/pkg/listwatch/discovery"
+	"github.com/apiserver-lite/apiserver-lite/pkg/listwatch/encode"
 	"github.com/apiserver-lite/apiserver-lite/pkg/listwatch/negotiate"
 	"github.com/apiserver-lite/apiserver-lite/pkg/listwatch/proxy"
 	"github.com/apiserver-lite/apiserver-lite/pkg/listwatch/response"
@@ -189,7 +190,7 @@ func (s *server) serveResource(w http.ResponseWriter, r *http.Request, gv schema
 		response.WriteError(w, response.StorageInitializing())
 		return
 	}
-	pc := protoCodecFor(t)
+	pc := encode.ProtobufFor(t.resource())
 	resp, err := negotiate.Resource(r, pc != nil)
 	if err != nil {
 		response.WriteError(w, err)

@@ -6,13 +6,12 @@ import (
 	"io"
 	"math/rand/v2"
 	"net/http"
-	"strconv"
 	"time"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/utils/clock"
 
+	"github.com/apiserver-lite/apiserver-lite/pkg/listwatch/encode"
 	"github.com/apiserver-lite/apiserver-lite/pkg/listwatch/response"
 	"github.com/apiserver-lite/apiserver-lite/pkg/versioncache"
 )
@@ -40,10 +39,10 @@ const (
 // whose RV the cache does not reach in time one carrying 504 Timeout, as in
 // kube-apiserver.
 func (s *server) serveWatch(w http.ResponseWriter, r *http.Request, t target, req *listRequest, resp response.Responder) {
-	var tbl *tableRequest
+	var tbl *encode.Table
 	if tt := resp.Table(); tt != nil {
-		if tbl = newTableRequest(tt, t); tbl.err != nil {
-			resp.Error(w, tbl.err)
+		if tbl = encode.NewTable(tt, t.groupResource()); tbl.Err() != nil {
+			resp.Error(w, tbl.Err())
 			return
 		}
 	}
@@ -83,7 +82,7 @@ func (s *server) serveWatch(w http.ResponseWriter, r *http.Request, t target, re
 
 // newWatchStream prepares the stream that writes watcher's events to w.
 func (s *server) newWatchStream(w http.ResponseWriter, rc *http.ResponseController, watcher *versioncache.Watcher,
-	t target, req *listRequest, start watchStart, tbl *tableRequest) *watchStream {
+	t target, req *listRequest, start watchStart, tbl *encode.Table) *watchStream {
 	ws := &watchStream{
 		out:      w,
 		rc:       rc,
@@ -97,7 +96,7 @@ func (s *server) newWatchStream(w http.ResponseWriter, rc *http.ResponseControll
 	}
 	ws.startRV = ws.lastRV
 	if tbl != nil {
-		ws.table = &tableFrames{req: tbl, clock: s.clock.Now}
+		ws.table = encode.NewTableFrames(tbl, s.clock.Now)
 	}
 	if req.opts.AllowWatchBookmarks {
 		ws.bookmarks = true
@@ -135,9 +134,9 @@ type watchStream struct {
 	cacheRV func() uint64
 	// table encodes events as one-row Tables; nil unless the client asked
 	// for Tables.
-	table *tableFrames
+	table *encode.TableFrames
 	// proto encodes frames in protobuf; nil for JSON.
-	proto *protoCodec
+	proto *encode.Protobuf
 }
 
 // run writes the initial events, then live events and bookmarks until the
@@ -221,10 +220,10 @@ func (ws *watchStream) write(ev versioncache.Event) error {
 		return nil
 	}
 	if ws.table != nil {
-		return ws.table.write(ws.out, ev.Type, ev.Object.Raw, ev.Object.RV, false)
+		return ws.table.Write(ws.out, ev.Type, ev.Object.Raw, ev.Object.RV, false)
 	}
 	if ws.proto != nil {
-		b, err := ws.proto.eventFrame(&ev, ev.Type)
+		b, err := ws.proto.EventFrame(&ev, ev.Type)
 		if err != nil {
 			return err
 		}
@@ -280,16 +279,16 @@ func (ws *watchStream) writeBookmark() error {
 // as kube's watch encoder converts every event.
 func (ws *watchStream) writeBookmarkFrame(initialEventsEnd bool) error {
 	if ws.proto != nil {
-		b, err := ws.proto.bookmarkFrame(ws.lastRV, initialEventsEnd)
+		b, err := ws.proto.BookmarkFrame(ws.lastRV, initialEventsEnd)
 		if err != nil {
 			return err
 		}
 		_, err = ws.out.Write(b)
 		return err
 	}
-	obj := bookmarkObject(ws.kind, ws.apiVersion, ws.lastRV, initialEventsEnd)
+	obj := encode.BookmarkObject(ws.kind, ws.apiVersion, ws.lastRV, initialEventsEnd)
 	if ws.table != nil {
-		return ws.table.write(ws.out, watch.Bookmark, obj, ws.lastRV, initialEventsEnd)
+		return ws.table.Write(ws.out, watch.Bookmark, obj, ws.lastRV, initialEventsEnd)
 	}
 	frame := append([]byte(`{"type":"BOOKMARK","object":`), obj...)
 	_, err := ws.out.Write(append(frame, "}\n"...))
@@ -318,23 +317,6 @@ func nextBookmarkTime(now, deadline time.Time) (time.Time, bool) {
 		return pre, true
 	}
 	return heartbeat, heartbeat.Before(deadline)
-}
-
-// bookmarkObject is the JSON object of a BOOKMARK: kind and apiVersion,
-// and metadata with only resourceVersion and, for the end of a WatchList's
-// initial events, the k8s.io/initial-events-end annotation.
-func bookmarkObject(kind, apiVersion string, rv uint64, initialEventsEnd bool) []byte {
-	b := []byte(`{"kind":`)
-	b = appendJSONString(b, kind)
-	b = append(b, `,"apiVersion":`...)
-	b = appendJSONString(b, apiVersion)
-	b = append(b, `,"metadata":{"resourceVersion":"`...)
-	b = strconv.AppendUint(b, rv, 10)
-	b = append(b, '"')
-	if initialEventsEnd {
-		b = append(b, `,"annotations":{"`+metav1.InitialEventsAnnotationKey+`":"true"}`...)
-	}
-	return append(b, "}}"...)
 }
 
 func timerC(t clock.Timer) <-chan time.Time {

@@ -1,15 +1,15 @@
-package listwatch
+package encode
 
 import (
 	"encoding/json"
 	"io"
-	"net/http"
 	"strconv"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/watch"
 
 	"github.com/apiserver-lite/apiserver-lite/pkg/listwatch/printers"
@@ -17,24 +17,26 @@ import (
 	"github.com/apiserver-lite/apiserver-lite/pkg/versioncache"
 )
 
-// tableRequest converts a resource's objects to meta.k8s.io Tables, as
-// kubectl get asks with Accept: application/json;as=Table;v=v1;g=meta.k8s.io.
-type tableRequest struct {
+// Table converts a resource's objects to meta.k8s.io Tables, as kubectl
+// get asks with Accept: application/json;as=Table;v=v1;g=meta.k8s.io.
+type Table struct {
 	apiVersion string // meta.k8s.io/v1 or meta.k8s.io/v1beta1
 	opts       metav1.TableOptions
 	printer    printers.Printer
 	err        error // invalid Table options, answered after the read
 }
 
-// newTableRequest returns the Table conversion negotiated for t.
-func newTableRequest(tbl *response.Table, t target) *tableRequest {
-	return &tableRequest{apiVersion: tbl.APIVersion, opts: tbl.Options, err: tbl.Err,
-		printer: printers.For(t.groupResource())}
+// NewTable returns the negotiated Table conversion of gr's objects.
+func NewTable(tbl *response.Table, gr schema.GroupResource) *Table {
+	return &Table{apiVersion: tbl.APIVersion, opts: tbl.Options, err: tbl.Err, printer: printers.For(gr)}
 }
 
-// table converts objs to a Table at resourceVersion rv, with the column
+// Err is kube's 400 for invalid Table options, nil when they are valid.
+func (tr *Table) Err() error { return tr.err }
+
+// Convert converts objs to a Table at resourceVersion rv, with the column
 // definitions unless headers is false.
-func (tr *tableRequest) table(objs []*versioncache.Object, rv uint64, now time.Time, headers bool) (*metav1.Table, error) {
+func (tr *Table) Convert(objs []*versioncache.Object, rv uint64, now time.Time, headers bool) (*metav1.Table, error) {
 	tbl := &metav1.Table{
 		TypeMeta: metav1.TypeMeta{Kind: "Table", APIVersion: tr.apiVersion},
 		ListMeta: metav1.ListMeta{ResourceVersion: strconv.FormatUint(rv, 10)},
@@ -60,7 +62,7 @@ func (tr *tableRequest) table(objs []*versioncache.Object, rv uint64, now time.T
 // kube's asTable, a row of the initial-events-end bookmark (keepMeta)
 // always carries at least the metadata, so the annotation reaches the
 // client.
-func (tr *tableRequest) row(raw []byte, now time.Time, keepMeta bool) (metav1.TableRow, error) {
+func (tr *Table) row(raw []byte, now time.Time, keepMeta bool) (metav1.TableRow, error) {
 	cells, conditions, err := tr.printer.Row(raw, now)
 	if err != nil {
 		return metav1.TableRow{}, err
@@ -90,34 +92,25 @@ func (tr *tableRequest) row(raw []byte, now time.Time, keepMeta bool) (metav1.Ta
 	return row, nil
 }
 
-// writeTable answers with a Table of objs at rv, or with the error of
-// invalid Table options.
-func (s *server) writeTable(w http.ResponseWriter, resp response.Responder, tr *tableRequest, objs []*versioncache.Object, rv uint64) {
-	if tr.err != nil {
-		resp.Error(w, tr.err)
-		return
-	}
-	tbl, err := tr.table(objs, rv, s.clock.Now(), true)
-	if err != nil {
-		resp.Error(w, err)
-		return
-	}
-	resp.Object(w, tbl)
-}
-
-// tableFrames encodes one watcher's events as one-row Tables. Like
+// TableFrames encodes one watcher's events as one-row Tables. Like
 // kube-apiserver's watch encoder, only the first frame carries the column
 // definitions, and bookmarks are Tables too. Used by the serving goroutine
 // only.
-type tableFrames struct {
-	req   *tableRequest
+type TableFrames struct {
+	req   *Table
 	clock func() time.Time
 	sent  bool // a Table with headers was written
 }
 
-// write writes a watch frame of type typ whose object, raw at rv, is
-// converted to a one-row Table; keepMeta as for tableRequest.row.
-func (tf *tableFrames) write(out io.Writer, typ watch.EventType, raw []byte, rv uint64, keepMeta bool) error {
+// NewTableFrames returns the frame encoder of one watch converted by tr;
+// clock is the server time ages are measured against.
+func NewTableFrames(tr *Table, clock func() time.Time) *TableFrames {
+	return &TableFrames{req: tr, clock: clock}
+}
+
+// Write writes a watch frame of type typ whose object, raw at rv, is
+// converted to a one-row Table; keepMeta as for Table.row.
+func (tf *TableFrames) Write(out io.Writer, typ watch.EventType, raw []byte, rv uint64, keepMeta bool) error {
 	tbl := &metav1.Table{
 		TypeMeta: metav1.TypeMeta{Kind: "Table", APIVersion: tf.req.apiVersion},
 		ListMeta: metav1.ListMeta{ResourceVersion: strconv.FormatUint(rv, 10)},

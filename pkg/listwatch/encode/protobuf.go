@@ -1,4 +1,4 @@
-package listwatch
+package encode
 
 import (
 	"bytes"
@@ -29,12 +29,12 @@ import (
 // once per event (versioncache.Event.EncodedFrame), so GET, LIST and every
 // watcher reuse the same bytes.
 
-// protobufKey names the cached protobuf encodings.
-const protobufKey = "protobuf"
+// ProtobufKey names the cached protobuf encodings.
+const ProtobufKey = "protobuf"
 
-// protoCodec encodes one built-in resource's objects as kube-apiserver's
+// Protobuf encodes one built-in resource's objects as kube-apiserver's
 // protobuf serializer does.
-type protoCodec struct {
+type Protobuf struct {
 	gvk     schema.GroupVersionKind
 	encoder runtime.Encoder // versioning codec to gvk's version around the protobuf serializer
 	// listMetaField and listItemsField are the protobuf field numbers of
@@ -42,21 +42,21 @@ type protoCodec struct {
 	listMetaField, listItemsField protowire.Number
 }
 
-var protoCodecs sync.Map // schema.GroupVersionKind -> *protoCodec, or nil for kinds without protobuf
+var protoCodecs sync.Map // schema.GroupVersionKind -> *Protobuf, or nil for kinds without protobuf
 
-// protoCodecFor returns the codec for t's kind, nil when the kind is not a
+// ProtobufFor returns the codec for res's kind, nil when the kind is not a
 // built-in one served in protobuf.
-func protoCodecFor(t target) *protoCodec {
-	gvk := t.gvr.GroupVersion().WithKind(t.info.Kind)
+func ProtobufFor(res Resource) *Protobuf {
+	gvk := res.GroupVersionKind()
 	if c, ok := protoCodecs.Load(gvk); ok {
-		return c.(*protoCodec)
+		return c.(*Protobuf)
 	}
 	c := newProtoCodec(gvk)
 	protoCodecs.Store(gvk, c)
 	return c
 }
 
-func newProtoCodec(gvk schema.GroupVersionKind) *protoCodec {
+func newProtoCodec(gvk schema.GroupVersionKind) *Protobuf {
 	if !scheme.Scheme.Recognizes(gvk) {
 		return nil
 	}
@@ -69,7 +69,7 @@ func newProtoCodec(gvk schema.GroupVersionKind) *protoCodec {
 	if !ok1 || !ok2 {
 		return nil
 	}
-	return &protoCodec{
+	return &Protobuf{
 		gvk:            gvk,
 		encoder:        scheme.Codecs.EncoderForVersion(response.ProtobufInfo.Serializer, gvk.GroupVersion()),
 		listMetaField:  metaField,
@@ -99,11 +99,11 @@ func protoField(obj runtime.Object, name string) (protowire.Number, bool) {
 	return protowire.Number(n), true
 }
 
-// object returns o's protobuf encoding, computed once per object version.
+// Object returns o's protobuf encoding, computed once per object version.
 // The typed object is decoded from the cached JSON without defaulting or
 // conversion, as the cloud sent it.
-func (c *protoCodec) object(o *versioncache.Object) ([]byte, error) {
-	return o.Encoded(protobufKey, func(raw []byte) ([]byte, error) {
+func (c *Protobuf) Object(o *versioncache.Object) ([]byte, error) {
+	return o.Encoded(ProtobufKey, func(raw []byte) ([]byte, error) {
 		obj, err := scheme.Scheme.New(c.gvk)
 		if err != nil {
 			return nil, err
@@ -116,7 +116,7 @@ func (c *protoCodec) object(o *versioncache.Object) ([]byte, error) {
 }
 
 // encode encodes obj with the protobuf serializer, k8s\0 prefix included.
-func (c *protoCodec) encode(obj runtime.Object) ([]byte, error) {
+func (c *Protobuf) encode(obj runtime.Object) ([]byte, error) {
 	var buf bytes.Buffer
 	if err := c.encoder.Encode(obj, &buf); err != nil {
 		return nil, err
@@ -124,15 +124,15 @@ func (c *protoCodec) encode(obj runtime.Object) ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
-// list returns the parts of a <Kind>List of objs encoded as the protobuf
+// List returns the parts of a <Kind>List of objs encoded as the protobuf
 // serializer encodes a typed list, reusing each item's cached encoding
 // without copying it: the k8s\0 prefix and a runtime.Unknown whose raw
 // holds the list metadata and the items' raw messages. The envelope is
 // written here, field by field as runtime.Unknown marshals it (type meta,
 // raw, then the always present empty content encoding and content type),
 // so the items are not copied into one buffer first.
-func (c *protoCodec) list(objs []*versioncache.Object, m listMeta) ([][]byte, error) {
-	lm := metav1.ListMeta{ResourceVersion: strconv.FormatUint(m.rv, 10), Continue: m.next, RemainingItemCount: m.remaining}
+func (c *Protobuf) List(objs []*versioncache.Object, m ListMeta) ([][]byte, error) {
+	lm := metav1.ListMeta{ResourceVersion: strconv.FormatUint(m.RV, 10), Continue: m.Continue, RemainingItemCount: m.Remaining}
 	lmb, err := lm.Marshal()
 	if err != nil {
 		return nil, err
@@ -143,7 +143,7 @@ func (c *protoCodec) list(objs []*versioncache.Object, m listMeta) ([][]byte, er
 	parts = append(parts, nil, meta) // parts[0] is the head, once the size is known
 	size := len(meta)
 	for _, o := range objs {
-		b, err := c.object(o)
+		b, err := c.Object(o)
 		if err != nil {
 			return nil, err
 		}
@@ -204,11 +204,11 @@ func unknownRaw(b []byte) ([]byte, error) {
 	return nil, nil // an empty message
 }
 
-// eventFrame returns the length-prefixed protobuf WatchEvent of ev as
+// EventFrame returns the length-prefixed protobuf WatchEvent of ev as
 // type t, encoded once per event and shared by every watcher.
-func (c *protoCodec) eventFrame(ev *versioncache.Event, t watch.EventType) ([]byte, error) {
-	return ev.EncodedFrame(protobufKey, t, func() ([]byte, error) {
-		obj, err := c.object(ev.Object)
+func (c *Protobuf) EventFrame(ev *versioncache.Event, t watch.EventType) ([]byte, error) {
+	return ev.EncodedFrame(ProtobufKey, t, func() ([]byte, error) {
+		obj, err := c.Object(ev.Object)
 		if err != nil {
 			return nil, err
 		}
@@ -216,10 +216,10 @@ func (c *protoCodec) eventFrame(ev *versioncache.Event, t watch.EventType) ([]by
 	})
 }
 
-// bookmarkFrame is a BOOKMARK carrying an empty object of the kind with
+// BookmarkFrame is a BOOKMARK carrying an empty object of the kind with
 // only metadata.resourceVersion set, and the k8s.io/initial-events-end
 // annotation when initialEventsEnd, as kube-apiserver's cacher sends.
-func (c *protoCodec) bookmarkFrame(rv uint64, initialEventsEnd bool) ([]byte, error) {
+func (c *Protobuf) BookmarkFrame(rv uint64, initialEventsEnd bool) ([]byte, error) {
 	obj, err := scheme.Scheme.New(c.gvk)
 	if err != nil {
 		return nil, err
