@@ -135,7 +135,7 @@ func TestNegotiationTableOptionsOrder(t *testing.T) {
 	}
 }
 
-// Bodies from 128 KiB are gzipped for a client that accepts it, as
+// Bodies over 128 KiB are gzipped for a client that accepts it, as
 // kube-apiserver does; smaller ones are not.
 func TestNegotiationGzip(t *testing.T) {
 	f := newFixture(t)

@@ -9,7 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
-// gzipThreshold is the body size, in bytes, from which kube-apiserver
+// gzipThreshold is the body size, in bytes, above which kube-apiserver
 // gzips an answer for a client that accepts it (responsewriters'
 // defaultGzipThresholdBytes, 128 KiB).
 const gzipThreshold = 128 * 1024
@@ -40,7 +40,7 @@ func WriteJSON(w http.ResponseWriter, parts ...[]byte) {
 }
 
 // WriteBody writes a 200 body of the given content type made of parts.
-// When gzipOK and the body reaches gzipThreshold it is gzipped as
+// When gzipOK and the body exceeds gzipThreshold it is gzipped as
 // kube-apiserver does; otherwise it is sent with its length.
 func WriteBody(w http.ResponseWriter, contentType string, gzipOK bool, parts ...[]byte) {
 	n := 0
@@ -49,7 +49,7 @@ func WriteBody(w http.ResponseWriter, contentType string, gzipOK bool, parts ...
 	}
 	h := w.Header()
 	h.Set("Content-Type", contentType)
-	if gzipOK && n >= gzipThreshold {
+	if gzipOK && n > gzipThreshold {
 		writeGzip(w, parts)
 		return
 	}
