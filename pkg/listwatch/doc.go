@@ -43,9 +43,7 @@
 // at one RV, its continue token carries that RV and the next key, and later
 // pages are listed exactly at that RV (see versioncache.Cache.ListPage).
 //
-// Known gaps: Tables are served in JSON and YAML (kube does the same) but
-// PartialObjectMetadata conversions are not offered, so such clauses are
-// skipped; exact lists and continue tokens are served only back to the
+// Known gaps: exact lists and continue tokens are served only back to the
 // event ring's floor (older ones get kube's 410); the deprecated
 // /api/v1/watch/... paths are proxied.
 package listwatch

@@ -1,6 +1,7 @@
 package listwatch
 
 import (
+	"fmt"
 	"net/http"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -36,6 +37,10 @@ func (s *server) serveGet(w http.ResponseWriter, r *http.Request, t target, resp
 		s.serveMissing(w, r, t, resp)
 		return
 	}
+	if p := resp.Partial(); p != nil {
+		s.writePartialObject(w, t, resp, p, obj)
+		return
+	}
 	if tbl := resp.Table(); tbl != nil {
 		s.writeTable(w, resp, encode.NewTable(tbl, t.groupResource()), []*versioncache.Object{obj}, obj.RV)
 		return
@@ -65,4 +70,20 @@ func (s *server) serveMissing(w http.ResponseWriter, r *http.Request, t target, 
 	default:
 		resp.Error(w, response.CloudUnavailable())
 	}
+}
+
+// writePartialObject answers a get with the object's PartialObjectMetadata,
+// or with kube's 406 when a list was asked for.
+func (s *server) writePartialObject(w http.ResponseWriter, t target, resp response.Responder, p *response.Partial, obj *versioncache.Object) {
+	if p.List {
+		resp.Error(w, response.NotAcceptableMessage(fmt.Sprintf(
+			"you requested PartialObjectMetadataList, but the requested object is not a list (%s)", encode.TypeName(t.resource(), false))))
+		return
+	}
+	b, err := encode.NewPartial(p, resp.MediaType()).Object(obj.Raw)
+	if err != nil {
+		resp.Error(w, apierrors.NewInternalError(err))
+		return
+	}
+	resp.Body(w, b)
 }

@@ -3,6 +3,7 @@ package listwatch
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -36,6 +37,10 @@ func (s *server) serveList(w http.ResponseWriter, r *http.Request, t target, req
 				meta.Remaining = &pg.Remaining
 			}
 		}
+	}
+	if p := resp.Partial(); p != nil {
+		s.writePartialList(w, t, resp, p, pg.Objects, meta)
+		return
 	}
 	if t.proto != nil {
 		parts, err := t.proto.List(pg.Objects, meta)
@@ -91,4 +96,21 @@ func (s *server) writeTable(w http.ResponseWriter, resp response.Responder, tr *
 		return
 	}
 	resp.Object(w, tbl)
+}
+
+// writePartialList answers a list with its PartialObjectMetadataList, or
+// with kube's 406 when a single object was asked for.
+func (s *server) writePartialList(w http.ResponseWriter, t target, resp response.Responder, p *response.Partial,
+	objs []*versioncache.Object, meta encode.ListMeta) {
+	if !p.List {
+		resp.Error(w, response.NotAcceptableMessage(fmt.Sprintf(
+			"you requested PartialObjectMetadata, but the requested object is a list (%s)", encode.TypeName(t.resource(), true))))
+		return
+	}
+	b, err := encode.NewPartial(p, resp.MediaType()).List(objs, meta)
+	if err != nil {
+		resp.Error(w, apierrors.NewInternalError(err))
+		return
+	}
+	resp.Body(w, b)
 }

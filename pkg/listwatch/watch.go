@@ -1,6 +1,7 @@
 package listwatch
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"io"
@@ -71,7 +72,7 @@ func (s *server) serveWatch(w http.ResponseWriter, r *http.Request, t target, re
 	if err := rc.Flush(); err != nil || r.Method == http.MethodHead {
 		return
 	}
-	ws := s.newWatchStream(w, rc, watcher, t, req, start, tbl)
+	ws := s.newWatchStream(w, rc, watcher, t, req, start, tbl, resp)
 	if err := ws.run(r.Context()); err != nil {
 		s.log.Debug("watch stream ended", "resource", t.gvr.String(), "error", err)
 	}
@@ -82,7 +83,7 @@ func (s *server) serveWatch(w http.ResponseWriter, r *http.Request, t target, re
 
 // newWatchStream prepares the stream that writes watcher's events to w.
 func (s *server) newWatchStream(w http.ResponseWriter, rc *http.ResponseController, watcher *versioncache.Watcher,
-	t target, req *listRequest, start watchStart, tbl *encode.Table) *watchStream {
+	t target, req *listRequest, start watchStart, tbl *encode.Table, resp response.Responder) *watchStream {
 	ws := &watchStream{
 		out:      w,
 		rc:       rc,
@@ -97,6 +98,12 @@ func (s *server) newWatchStream(w http.ResponseWriter, rc *http.ResponseControll
 	ws.startRV = ws.lastRV
 	if tbl != nil {
 		ws.table = encode.NewTableFrames(tbl, s.clock.Now)
+	}
+	// Like kube's watch encoder, a PartialObjectMetadataList conversion,
+	// which no single object takes, leaves the events as they are.
+	if p := resp.Partial(); p != nil && !p.List {
+		ws.partial = encode.NewPartial(p, resp.MediaType())
+		ws.protoFrames = resp.Protobuf()
 	}
 	if req.opts.AllowWatchBookmarks {
 		ws.bookmarks = true
@@ -135,6 +142,12 @@ type watchStream struct {
 	// table encodes events as one-row Tables; nil unless the client asked
 	// for Tables.
 	table *encode.TableFrames
+	// partial converts event objects to PartialObjectMetadata; nil unless
+	// the client asked for it.
+	partial *encode.Partial
+	// protoFrames frames partial's objects in protobuf (also for custom
+	// resources, whose own objects are JSON only).
+	protoFrames bool
 	// proto encodes frames in protobuf; nil for JSON.
 	proto *encode.Protobuf
 }
@@ -222,6 +235,9 @@ func (ws *watchStream) write(ev versioncache.Event) error {
 	if ws.table != nil {
 		return ws.table.Write(ws.out, ev.Type, ev.Object.Raw, ev.Object.RV, false)
 	}
+	if ws.partial != nil {
+		return ws.writePartial(ev.Type, ev.Object.Raw)
+	}
 	if ws.proto != nil {
 		b, err := ws.proto.EventFrame(&ev, ev.Type)
 		if err != nil {
@@ -278,6 +294,9 @@ func (ws *watchStream) writeBookmark() error {
 // kube-apiserver's cacher sends. A Table watch gets it as a one-row Table,
 // as kube's watch encoder converts every event.
 func (ws *watchStream) writeBookmarkFrame(initialEventsEnd bool) error {
+	if ws.partial != nil {
+		return ws.writePartial(watch.Bookmark, encode.BookmarkObject(ws.kind, ws.apiVersion, ws.lastRV, initialEventsEnd))
+	}
 	if ws.proto != nil {
 		b, err := ws.proto.BookmarkFrame(ws.lastRV, initialEventsEnd)
 		if err != nil {
@@ -330,4 +349,24 @@ func stopTimer(t clock.Timer) {
 	if t != nil {
 		t.Stop()
 	}
+}
+
+// writePartial writes a frame of type typ whose object is raw's
+// PartialObjectMetadata, in the stream's framing.
+func (ws *watchStream) writePartial(typ watch.EventType, raw []byte) error {
+	obj, err := ws.partial.Object(raw)
+	if err != nil {
+		return err
+	}
+	var frame []byte
+	if ws.protoFrames {
+		if frame, err = response.ProtobufWatchFrame(typ, obj); err != nil {
+			return err
+		}
+	} else {
+		frame = append([]byte(`{"type":"`+string(typ)+`","object":`), bytes.TrimRight(obj, "\n")...)
+		frame = append(frame, "}\n"...)
+	}
+	_, err = ws.out.Write(frame)
+	return err
 }

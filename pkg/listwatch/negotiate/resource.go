@@ -25,8 +25,13 @@ const (
 	paramServerVersion = "sv"
 )
 
-// tableKind is the conversion kubectl get asks for.
-const tableKind = "Table"
+// Conversions served: kubectl get's Table, and metadata clients'
+// PartialObjectMetadata and PartialObjectMetadataList.
+const (
+	tableKind       = "Table"
+	partialKind     = "PartialObjectMetadata"
+	partialListKind = "PartialObjectMetadataList"
+)
 
 // serializer is one media type a resource endpoint can answer in, in
 // kube-apiserver's order of preference among equally acceptable clauses.
@@ -68,8 +73,11 @@ func Resource(r *http.Request, protobuf bool) (response.Responder, error) {
 				continue
 			}
 			n.MediaType = s.mediaType
-			if conv.set {
+			switch {
+			case conv.kind == tableKind:
 				n.Table = tableFor(conv, r.URL.Query())
+			case conv.set:
+				n.Partial = &response.Partial{Version: conv.vers, List: conv.kind == partialListKind}
 			}
 			return response.NewResponder(n), nil
 		}
@@ -110,9 +118,9 @@ func acceptParams(params map[string]string, s serializer) (conversion, bool) {
 	return conv, true
 }
 
-// allowsTransform is kube's RequestScope.AllowsMediaTypeTransform for the
-// conversions served here: no conversion in the kind's own serializers,
-// and a meta.k8s.io v1 or v1beta1 Table in JSON or YAML.
+// allowsTransform is kube's RequestScope.AllowsMediaTypeTransform: no
+// conversion in the kind's own serializers, a meta.k8s.io v1 or v1beta1
+// Table in JSON or YAML, and PartialObjectMetadata[List] in any.
 func allowsTransform(s serializer, conv conversion, protobuf bool) bool {
 	if !conv.set {
 		return s.mediaType != response.MediaTypeProtobuf || protobuf
@@ -121,7 +129,13 @@ func allowsTransform(s serializer, conv conversion, protobuf bool) bool {
 		(conv.vers != metav1.SchemeGroupVersion.Version && conv.vers != metav1beta1.SchemeGroupVersion.Version) {
 		return false
 	}
-	return conv.kind == tableKind && s.mediaType != response.MediaTypeProtobuf
+	switch conv.kind {
+	case tableKind:
+		return s.mediaType != response.MediaTypeProtobuf
+	case partialKind, partialListKind:
+		return true
+	}
+	return false
 }
 
 // tableFor decodes and validates the Table options of q as kube's

@@ -48,6 +48,9 @@ func TestResource(t *testing.T) {
 		{"server version", "application/json;sv=v2,application/yaml", true, yml, "", false},
 		{"any", "*/*", true, js, "", false},
 		{"any table", "*/*;as=Table;v=v1;g=meta.k8s.io", true, js, "meta.k8s.io/v1", false},
+		{"metadata client, custom resource", "application/vnd.kubernetes.protobuf;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json", false, pb, "", false},
+		{"metadata json", "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1beta1", true, js, "", false},
+		{"metadata of another group", "application/json;as=PartialObjectMetadata;g=example.com;v=v1", true, "", "", true},
 		{"text", "text/plain", true, "", "", true},
 		{"blank", " ", true, "", "", true},
 	}
@@ -113,7 +116,8 @@ func TestAcceptsGzip(t *testing.T) {
 
 // FuzzResource feeds arbitrary Accept headers to negotiation: it must not
 // panic, and it only ever answers in a served media type, with a
-// meta.k8s.io Table as the only conversion, or kube's 406.
+// meta.k8s.io Table or PartialObjectMetadata as the only conversions, or
+// kube's 406.
 func FuzzResource(f *testing.F) {
 	for _, seed := range []string{kubectlAccept, "", "*/*", "application/json;as=Table;v=v1;g=meta.k8s.io;q=0",
 		"application/json;;;,,", `application/json;as="Table"`, "application/vnd.kubernetes.protobuf;stream=watch"} {
@@ -128,13 +132,16 @@ func FuzzResource(f *testing.F) {
 			return
 		}
 		switch mt := resp.MediaType(); {
-		case mt == response.MediaTypeProtobuf && (!protobuf || resp.Table() != nil):
+		case mt == response.MediaTypeProtobuf && ((!protobuf && resp.Partial() == nil) || resp.Table() != nil):
 			t.Errorf("Accept %q: got protobuf for protobuf=%v table=%v", accept, protobuf, resp.Table() != nil)
 		case mt != response.MediaTypeJSON && mt != response.MediaTypeYAML && mt != response.MediaTypeProtobuf:
 			t.Errorf("Accept %q: got media type %q", accept, mt)
 		}
 		if tbl := resp.Table(); tbl != nil && tbl.APIVersion != "meta.k8s.io/v1" && tbl.APIVersion != "meta.k8s.io/v1beta1" {
 			t.Errorf("Accept %q: got Table %q", accept, tbl.APIVersion)
+		}
+		if p := resp.Partial(); p != nil && (resp.Table() != nil || (p.Version != "v1" && p.Version != "v1beta1")) {
+			t.Errorf("Accept %q: got PartialObjectMetadata %+v", accept, p)
 		}
 	})
 }

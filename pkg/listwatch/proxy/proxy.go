@@ -55,13 +55,13 @@ type Options struct {
 func New(cfg *rest.Config, opts Options) (*httputil.ReverseProxy, error) {
 	target, _, err := rest.DefaultServerUrlFor(cfg)
 	if err != nil {
-		return nil, fmt.Errorf("cloud URL: %w", err)
+		return nil, fmt.Errorf("url: %w", err)
 	}
 	cfg = rest.CopyConfig(cfg)
 	cfg.Dial = boundedDial(cfg.Dial)
 	rt, err := rest.TransportFor(cfg)
 	if err != nil {
-		return nil, fmt.Errorf("cloud transport: %w", err)
+		return nil, fmt.Errorf("transport: %w", err)
 	}
 	return &httputil.ReverseProxy{
 		Rewrite:        func(pr *httputil.ProxyRequest) { rewriteToCloud(pr, target) },

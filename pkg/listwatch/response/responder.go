@@ -20,12 +20,22 @@ type Table struct {
 	Err error
 }
 
+// Partial asks for an answer converted to PartialObjectMetadata
+// (as=PartialObjectMetadata[List];g=meta.k8s.io), as metadata clients do.
+type Partial struct {
+	Version string // v1 or v1beta1
+	List    bool   // PartialObjectMetadataList: only a list can be converted
+}
+
 // Negotiated is what content negotiation decided for one request.
 type Negotiated struct {
 	// MediaType is MediaTypeJSON, MediaTypeYAML or MediaTypeProtobuf.
 	MediaType string
 	// Table is non-nil when the answer is converted to a Table.
 	Table *Table
+	// Partial is non-nil when the answer is converted to
+	// PartialObjectMetadata; never set together with Table.
+	Partial *Partial
 	// Gzip: the client accepts gzip, so large bodies are compressed.
 	Gzip bool
 }
@@ -35,7 +45,8 @@ type Negotiated struct {
 // never changed, so it is passed by value.
 type Responder struct {
 	mediaType string
-	table     *Table // read only
+	table     *Table   // read only
+	partial   *Partial // read only
 	gzip      bool
 }
 
@@ -44,7 +55,7 @@ func NewResponder(n Negotiated) Responder {
 	if n.MediaType == "" {
 		n.MediaType = MediaTypeJSON
 	}
-	return Responder{mediaType: n.MediaType, table: n.Table, gzip: n.Gzip}
+	return Responder{mediaType: n.MediaType, table: n.Table, partial: n.Partial, gzip: n.Gzip}
 }
 
 // MediaType is the negotiated media type, without parameters.
@@ -56,6 +67,10 @@ func (r Responder) Protobuf() bool { return r.mediaType == MediaTypeProtobuf }
 // Table returns the Table conversion, nil when none was asked for. The
 // caller must not change it.
 func (r Responder) Table() *Table { return r.table }
+
+// Partial returns the metadata conversion, nil when none was asked for.
+// The caller must not change it.
+func (r Responder) Partial() *Partial { return r.partial }
 
 // StreamError is kube's 406 for a watch in this media type, nil when the
 // media type has a stream framing (YAML has none).

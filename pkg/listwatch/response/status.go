@@ -59,11 +59,17 @@ func MarshalStatus(st metav1.Status) []byte {
 
 // NotAcceptable is kube-apiserver's 406 listing the media types it serves.
 func NotAcceptable(supported []string) error {
+	return NotAcceptableMessage("only the following media types are accepted: " + strings.Join(supported, ", "))
+}
+
+// NotAcceptableMessage is a 406 with msg, as kube-apiserver answers a
+// conversion it cannot make.
+func NotAcceptableMessage(msg string) error {
 	return &apierrors.StatusError{ErrStatus: metav1.Status{
 		Status:  metav1.StatusFailure,
 		Code:    http.StatusNotAcceptable,
 		Reason:  metav1.StatusReasonNotAcceptable,
-		Message: "only the following media types are accepted: " + strings.Join(supported, ", "),
+		Message: msg,
 	}}
 }
 
