@@ -30,7 +30,8 @@ func TestNegotiation(t *testing.T) {
 	}{
 		{"no Accept", nil, 200, 200, js},
 		{"any", []string{"*/*"}, 200, 200, js},
-		{"any application", []string{"application/*"}, 200, 200, js},
+		// kube's route layer (go-restful) wants an exact media type or */*.
+		{"any application", []string{"application/*"}, 406, 200, ""},
 		{"json", []string{"application/json"}, 200, 200, js},
 		{"json with charset", []string{"application/json; charset=utf-8"}, 200, 200, js},
 		{"protobuf first", []string{"application/vnd.kubernetes.protobuf,application/json"}, 200, 200, pb},
@@ -53,6 +54,8 @@ func TestNegotiation(t *testing.T) {
 		{"watch stream json", []string{"application/json;stream=watch"}, 200, 200, js},
 		{"garbage", []string{";;;"}, 406, 406, ""},
 	}
+	// The route layer answers these with go-restful's message.
+	routeText := map[string]bool{"any application": true, "html only": true, "garbage": true}
 	for _, tt := range tests {
 		for _, path := range []string{"/api/v1/pods", "/api/v1/namespaces/default/pods/web-1", "/api/v1"} {
 			t.Run(tt.name+" "+path, func(t *testing.T) {
@@ -63,6 +66,16 @@ func TestNegotiation(t *testing.T) {
 				r := MustDo(t, http.MethodGet, srv.URL+path, http.Header{"Accept": tt.accept}, "")
 				if r.code != want {
 					t.Fatalf("got status %d, want %d", r.code, want)
+				}
+				if want != http.StatusOK && routeText[tt.name] && path != "/api/v1" {
+					wantBody := "406: Not Acceptable\n\nAvailable representations: application/json, application/yaml, application/vnd.kubernetes.protobuf"
+					if path == "/api/v1/pods" {
+						wantBody += ", application/json;stream=watch, application/vnd.kubernetes.protobuf;stream=watch"
+					}
+					if st := MustStatus(t, r); st.Message != wantBody || st.Reason != "NotAcceptable" {
+						t.Errorf("got %q %q, want go-restful's %q", st.Reason, st.Message, wantBody)
+					}
+					return
 				}
 				if want != http.StatusOK {
 					st := MustStatus(t, r)

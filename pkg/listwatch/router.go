@@ -191,7 +191,7 @@ func (s *server) serveResource(w http.ResponseWriter, r *http.Request, gv schema
 		return
 	}
 	pc := encode.ProtobufFor(t.resource())
-	resp, err := negotiate.Resource(r, pc != nil)
+	resp, err := negotiate.Resource(r, pc != nil, t.name == "")
 	if err != nil {
 		response.WriteError(w, err)
 		return

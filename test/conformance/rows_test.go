@@ -38,9 +38,11 @@ const (
 
 // Accept headers the rows send.
 const (
-	acceptProtobuf   = "application/vnd.kubernetes.protobuf,application/json"
-	acceptTable      = "application/json;as=Table;v=v1;g=meta.k8s.io,application/json"
-	acceptAggregated = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,application/json"
+	acceptProtobuf    = "application/vnd.kubernetes.protobuf,application/json"
+	acceptTable       = "application/json;as=Table;v=v1;g=meta.k8s.io,application/json"
+	acceptAggregated  = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,application/json"
+	acceptPartial     = "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1"
+	acceptPartialList = "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1"
 )
 
 // row is one conformance case. Fields beyond name and kind apply to the
@@ -179,6 +181,16 @@ var rows = []row{
 	{name: "pods LIST Accept protobuf", resource: "pods", path: podPath, query: "fieldSelector=spec.nodeName%3D{node}", accept: acceptProtobuf, wantCode: 200},
 	{name: "configmaps LIST Accept Table", resource: "configmaps", path: cmPath, accept: acceptTable, wantCode: 200},
 	{name: "discovery /apis Accept aggregated v2 (cloud online)", path: "/apis", accept: acceptAggregated, wantCode: 200},
+	{name: "configmaps GET Accept YAML", resource: "configmaps", path: cmPath + "/cm-a", accept: "application/yaml", wantCode: 200},
+	{name: "configmaps LIST Accept YAML", resource: "configmaps", path: cmPath, accept: "application/yaml", wantCode: 200},
+	{name: "configmaps GET not found Accept YAML (Status in YAML)", resource: "configmaps", path: cmPath + "/missing", accept: "application/yaml", wantCode: 404, wantReason: "NotFound"},
+	{name: "configmaps WATCH Accept YAML: 406", resource: "configmaps", path: cmPath, query: "watch=1&resourceVersion={rv}", accept: "application/yaml", wantCode: 406, wantReason: "NotAcceptable"},
+	{name: "configmaps GET Accept text/html: 406", resource: "configmaps", path: cmPath + "/cm-a", accept: "text/html", wantCode: 406, wantReason: "NotAcceptable"},
+	{name: "configmaps GET Accept protobuf Table only: 406", resource: "configmaps", path: cmPath + "/cm-a", accept: "application/vnd.kubernetes.protobuf;as=Table;v=v1;g=meta.k8s.io", wantCode: 406, wantReason: "NotAcceptable"},
+	{name: "configmaps GET Accept PartialObjectMetadata", resource: "configmaps", path: cmPath + "/cm-a", accept: acceptPartial, wantCode: 200},
+	{name: "configmaps LIST Accept PartialObjectMetadataList", resource: "configmaps", path: cmPath, accept: acceptPartialList, wantCode: 200},
+	{name: "configmaps LIST Accept PartialObjectMetadata: 406", resource: "configmaps", path: cmPath, accept: acceptPartial, wantCode: 406, wantReason: "NotAcceptable"},
+	{name: "configmaps GET Accept Table includeObject=Bogus: 400", resource: "configmaps", path: cmPath + "/cm-a", query: "includeObject=Bogus", accept: acceptTable, wantCode: 400, wantReason: "BadRequest"},
 
 	// WATCH
 	{name: "configmaps WATCH from N: create, update, delete", kind: watchRow, resource: "configmaps", path: wcmPath, query: "watch=1&resourceVersion={rv}",

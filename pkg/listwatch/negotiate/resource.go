@@ -53,13 +53,22 @@ type conversion struct {
 	kind, group, vers string
 }
 
-// Resource negotiates the answer to a get, list or watch of a resource as
-// kube-apiserver's NegotiateOutputMediaType does for its RequestScope.
-// protobuf says whether the resource's kind has a protobuf encoding (a
-// built-in kind); custom resources are served in JSON and YAML only.
-func Resource(r *http.Request, protobuf bool) (response.Responder, error) {
+// Resource negotiates the answer to a get (collection false) or a list or
+// watch (collection true) of a resource as kube-apiserver does: for a
+// built-in kind its route layer first requires one Accept media type it
+// produces, then NegotiateOutputMediaType picks the serializer and
+// conversion. protobuf says whether the kind is built in (and has a
+// protobuf encoding); custom resources are served in JSON and YAML only.
+func Resource(r *http.Request, protobuf, collection bool) (response.Responder, error) {
 	n := response.Negotiated{MediaType: response.MediaTypeJSON, Gzip: acceptsGzip(r)}
 	header := r.Header.Get("Accept")
+	if protobuf && !routeAccepts(header) {
+		available := response.SupportedMediaTypes
+		if collection {
+			available = append(append([]string(nil), available...), response.SupportedStreamMediaTypes...)
+		}
+		return response.Responder{}, response.RouteNotAcceptable(available)
+	}
 	if header == "" {
 		return response.NewResponder(n), nil
 	}
@@ -163,6 +172,29 @@ func acceptsGzip(r *http.Request) bool {
 	for _, token := range strings.Split(r.Header.Get("Accept-Encoding"), ",") {
 		if strings.TrimSpace(token) == "gzip" {
 			return true
+		}
+	}
+	return false
+}
+
+// routeAccepts is go-restful's Route.matchesAccept for a built-in
+// resource's routes: some comma-separated entry, parameters and quality
+// stripped, is */* or a media type the route produces. An empty header
+// accepts anything.
+func routeAccepts(header string) bool {
+	if header == "" {
+		return true
+	}
+	for _, entry := range strings.Split(header, ",") {
+		mt, _, _ := strings.Cut(entry, ";")
+		mt = strings.Trim(mt, " ")
+		if mt == "*/*" {
+			return true
+		}
+		for _, s := range serializers {
+			if mt == s.mediaType {
+				return true
+			}
 		}
 	}
 	return false

@@ -51,12 +51,12 @@ func TestResource(t *testing.T) {
 		{"metadata client, custom resource", "application/vnd.kubernetes.protobuf;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json", false, pb, "", false},
 		{"metadata json", "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1beta1", true, js, "", false},
 		{"metadata of another group", "application/json;as=PartialObjectMetadata;g=example.com;v=v1", true, "", "", true},
-		{"text", "text/plain", true, "", "", true},
-		{"blank", " ", true, "", "", true},
+		{"text, custom resource", "text/plain", false, "", "", true},
+		{"blank, custom resource", " ", false, "", "", true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			resp, err := Resource(request(tt.accept, ""), tt.protobuf)
+			resp, err := Resource(request(tt.accept, ""), tt.protobuf, false)
 			if tt.want406 {
 				st := response.ToStatus(err)
 				if st.Code != http.StatusNotAcceptable ||
@@ -82,6 +82,33 @@ func TestResource(t *testing.T) {
 	}
 }
 
+// kube's route layer (go-restful) refuses an Accept header with no exact
+// media type a built-in resource's route produces, with its own message.
+func TestResourceRouteLayer(t *testing.T) {
+	for _, tc := range []struct {
+		accept     string
+		collection bool
+		want       string // "" when accepted
+	}{
+		{"application/json;as=Table;v=v1;g=meta.k8s.io", false, ""},
+		{"text/html, */*;q=0.1", false, ""},
+		{"application/*", false, "406: Not Acceptable\n\nAvailable representations: application/json, application/yaml, application/vnd.kubernetes.protobuf"},
+		{"text/html", true, "406: Not Acceptable\n\nAvailable representations: application/json, application/yaml, application/vnd.kubernetes.protobuf, " +
+			"application/json;stream=watch, application/vnd.kubernetes.protobuf;stream=watch"},
+	} {
+		_, err := Resource(request(tc.accept, ""), true, tc.collection)
+		if tc.want == "" {
+			if err != nil {
+				t.Errorf("%q: got %v, want the route to accept it", tc.accept, err)
+			}
+			continue
+		}
+		if st := response.ToStatus(err); err == nil || st.Message != tc.want || st.Code != http.StatusNotAcceptable || st.Reason != "NotAcceptable" {
+			t.Errorf("%q: got %v, want %q", tc.accept, err, tc.want)
+		}
+	}
+}
+
 func TestResourceTableOptions(t *testing.T) {
 	for _, tc := range []struct {
 		query   string
@@ -92,7 +119,7 @@ func TestResourceTableOptions(t *testing.T) {
 		{"includeObject=None&noHeaders=true", false},
 		{"includeObject=Bogus", true},
 	} {
-		resp, err := Resource(request(kubectlAccept, tc.query), true)
+		resp, err := Resource(request(kubectlAccept, tc.query), true, false)
 		if err != nil || resp.Table() == nil {
 			t.Fatalf("%s: got %v, want a Table", tc.query, err)
 		}
@@ -124,7 +151,7 @@ func FuzzResource(f *testing.F) {
 		f.Add(seed, true)
 	}
 	f.Fuzz(func(t *testing.T, accept string, protobuf bool) {
-		resp, err := Resource(request(accept, ""), protobuf)
+		resp, err := Resource(request(accept, ""), protobuf, false)
 		if err != nil {
 			if st := response.ToStatus(err); st.Code != http.StatusNotAcceptable {
 				t.Fatalf("Accept %q: got %v, want a 406", accept, err)

@@ -10,6 +10,7 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/apiserver-lite/apiserver-lite/pkg/versioncache"
 )
@@ -55,6 +56,15 @@ func MarshalStatus(st metav1.Status) []byte {
 		b = []byte(`{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","code":500}`)
 	}
 	return b
+}
+
+// RouteNotAcceptable is kube-apiserver's 406 from its route layer
+// (go-restful) for an Accept header none of whose media types a route
+// produces: go-restful's message, wrapped by the apiserver's service error
+// handler in a generic Status.
+func RouteNotAcceptable(available []string) error {
+	msg := "406: Not Acceptable\n\nAvailable representations: " + strings.Join(available, ", ")
+	return apierrors.NewGenericServerResponse(http.StatusNotAcceptable, "", schema.GroupResource{}, "", msg, 0, false)
 }
 
 // NotAcceptable is kube-apiserver's 406 listing the media types it serves.
