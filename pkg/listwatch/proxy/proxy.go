@@ -58,7 +58,7 @@ func New(cfg *rest.Config, opts Options) (*httputil.ReverseProxy, error) {
 		return nil, fmt.Errorf("url: %w", err)
 	}
 	cfg = rest.CopyConfig(cfg)
-	cfg.Dial = boundedDial(cfg.Dial)
+	cfg.Dial = boundedDial(cfg.Dial, opts.Clock)
 	rt, err := rest.TransportFor(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("transport: %w", err)
@@ -100,14 +100,17 @@ func Unavailable(log *slog.Logger) func(http.ResponseWriter, *http.Request, erro
 // dialFunc is rest.Config.Dial.
 type dialFunc func(ctx context.Context, network, address string) (net.Conn, error)
 
-// boundedDial wraps dial (nil means a plain TCP dialer) with cloudDialTimeout.
-func boundedDial(dial dialFunc) dialFunc {
+// boundedDial wraps dial (nil means a plain TCP dialer) with
+// cloudDialTimeout on clk.
+func boundedDial(dial dialFunc, clk clock.WithDelayedExecution) dialFunc {
 	if dial == nil {
 		dial = (&net.Dialer{KeepAlive: cloudDialKeepAlive}).DialContext
 	}
 	return func(ctx context.Context, network, address string) (net.Conn, error) {
-		ctx, cancel := context.WithTimeout(ctx, cloudDialTimeout)
+		ctx, cancel := context.WithCancel(ctx)
 		defer cancel()
+		timer := clk.AfterFunc(cloudDialTimeout, cancel)
+		defer timer.Stop()
 		return dial(ctx, network, address)
 	}
 }

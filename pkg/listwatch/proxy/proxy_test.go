@@ -1,7 +1,10 @@
 package proxy
 
 import (
+	"context"
+	"errors"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"testing"
@@ -123,4 +126,29 @@ func FuzzObjectRV(f *testing.F) {
 			t.Errorf("got ok with RV 0 for %q", body)
 		}
 	})
+}
+
+// The dial timeout runs on the injected clock: a dial that hangs fails once
+// the clock passes cloudDialTimeout.
+func TestBoundedDial(t *testing.T) {
+	fc := testingclock.NewFakeClock(time.Now())
+	hung := func(ctx context.Context, _, _ string) (net.Conn, error) {
+		<-ctx.Done()
+		return nil, ctx.Err()
+	}
+	errc := make(chan error, 1)
+	go func() {
+		_, err := boundedDial(hung, fc)(context.Background(), "tcp", "192.0.2.1:443")
+		errc <- err
+	}()
+	waitForWaiter(t, fc)
+	fc.Step(cloudDialTimeout)
+	select {
+	case err := <-errc:
+		if !errors.Is(err, context.Canceled) {
+			t.Errorf("got %v, want the dial cancelled", err)
+		}
+	case <-time.After(waitTimeout):
+		t.Fatalf("dial did not end after the dial timeout")
+	}
 }
