@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/apiserver-lite/apiserver-lite/pkg/cloudsync"
+	"github.com/apiserver-lite/apiserver-lite/pkg/listwatch"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
@@ -53,4 +54,15 @@ func syncResources(c config) ([]cloudsync.Resource, error) {
 		})
 	}
 	return out, nil
+}
+
+// syncScopes is what the local API holds of each synced resource, so it
+// sends reads of anything wider to the cloud.
+func syncScopes(res []cloudsync.Resource) map[schema.GroupVersionResource]listwatch.Scope {
+	out := make(map[schema.GroupVersionResource]listwatch.Scope, len(res))
+	for _, r := range res {
+		out[r.GVR] = listwatch.Scope{Namespace: r.Namespace, LabelSelector: r.LabelSelector, FieldSelector: r.FieldSelector,
+			Partial: r.OnDemand}
+	}
+	return out
 }

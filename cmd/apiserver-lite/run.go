@@ -124,7 +124,7 @@ func serve(ctx context.Context, cfg config, res []cloudsync.Resource, store *met
 		return err
 	}
 	handler, err := listwatch.New(listwatch.Config{Caches: caches, Cloud: cloud, CloudConnected: link.Connected, Logger: log,
-		Version: version})
+		Version: version, Scopes: syncScopes(res)})
 	if err != nil {
 		return fmt.Errorf("local api: %w", err)
 	}

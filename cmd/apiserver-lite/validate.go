@@ -12,8 +12,8 @@ import (
 // logFormats are the accepted log-format values.
 var logFormats = []string{"text", "json"}
 
-// syncScopes are the accepted sync-scope values.
-var syncScopes = []string{scopeAuto, scopeNode, scopeCluster}
+// scopeValues are the accepted sync-scope values.
+var scopeValues = []string{scopeAuto, scopeNode, scopeCluster}
 
 // Validate checks every value and that the files the config names exist:
 // what `apiserver-lite config check` reports, and what the daemon checks
@@ -63,7 +63,7 @@ func (c config) validateValues() error {
 	if _, err := c.memoryLimit(); err != nil {
 		errs = append(errs, err)
 	}
-	if !slices.Contains(syncScopes, c.SyncScope) {
+	if !slices.Contains(scopeValues, c.SyncScope) {
 		add("sync-scope %q: want auto, node or cluster", c.SyncScope)
 	}
 	return errors.Join(errs...)

@@ -19,13 +19,14 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/restmapper"
 
+	"github.com/apiserver-lite/apiserver-lite/pkg/listwatch/response"
 	"github.com/apiserver-lite/apiserver-lite/pkg/versioncache"
 )
 
 // v2Accept asks for aggregated discovery v2 only.
 const v2Accept = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList"
 
-func MustAggregated(t testing.TB, r response) apidiscoveryv2.APIGroupDiscoveryList {
+func MustAggregated(t testing.TB, r reply) apidiscoveryv2.APIGroupDiscoveryList {
 	t.Helper()
 	if r.code != http.StatusOK {
 		t.Fatalf("got status %d body %s, want 200", r.code, r.body)
@@ -46,7 +47,7 @@ func MustAggregated(t testing.TB, r response) apidiscoveryv2.APIGroupDiscoveryLi
 func TestAggregatedDiscoveryShape(t *testing.T) {
 	f := newFixture(t)
 	srv := MustServer(t, Config{Caches: f.caches()})
-	get := func(path, accept string) response {
+	get := func(path, accept string) reply {
 		return MustDo(t, http.MethodGet, srv.URL+path, http.Header{"Accept": {accept}}, "")
 	}
 	core := MustAggregated(t, get("/api", aggregatedAccept))
@@ -96,11 +97,11 @@ func TestAggregatedDiscoveryNegotiation(t *testing.T) {
 	}{
 		{"/api", aggregatedAccept, v2Accept},
 		{"/apis", v2Accept, v2Accept},
-		{"/apis", "application/json;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList,application/json", contentTypeJSON},
+		{"/apis", "application/json;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList,application/json", response.MediaTypeJSON},
 		{"/apis", "application/json;q=0.5," + v2Accept, v2Accept},
-		{"/apis", "application/json;as=Table;v=v1;g=meta.k8s.io,application/json", contentTypeJSON},
-		{"/apis", "", contentTypeJSON},
-		{"/api/v1", v2Accept + ",application/json", contentTypeJSON},
+		{"/apis", "application/json;as=Table;v=v1;g=meta.k8s.io,application/json", response.MediaTypeJSON},
+		{"/apis", "", response.MediaTypeJSON},
+		{"/api/v1", v2Accept + ",application/json", response.MediaTypeJSON},
 	}
 	for _, tt := range tests {
 		t.Run(tt.path+" "+tt.accept, func(t *testing.T) {

@@ -6,8 +6,9 @@ import (
 	"net/http/httptest"
 	"testing"
 
-	"github.com/apiserver-lite/apiserver-lite/pkg/versioncache"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/apiserver-lite/apiserver-lite/pkg/versioncache"
 )
 
 // benchPods is the size of the pod set the list benchmarks serve: a large

@@ -18,6 +18,8 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/tools/pager"
 
+	"github.com/apiserver-lite/apiserver-lite/pkg/listwatch/encode"
+	"github.com/apiserver-lite/apiserver-lite/pkg/listwatch/response"
 	"github.com/apiserver-lite/apiserver-lite/pkg/versioncache"
 )
 
@@ -25,65 +27,6 @@ import (
 // storage.EncodeContinue lays it out.
 func rawToken(v string, rv int64, start string) string {
 	return base64.RawURLEncoding.EncodeToString([]byte(fmt.Sprintf(`{"v":%q,"rv":%d,"start":%s}`, v, rv, mustJSON(start))))
-}
-
-func TestContinueTokenFormat(t *testing.T) {
-	// kube-apiserver's watch cache token for the page after default/web-1.
-	want := "eyJ2IjoibWV0YS5rOHMuaW8vdjEiLCJydiI6MjAsInN0YXJ0IjoiL2RlZmF1bHQvd2ViLTFcdTAwMDAifQ"
-	if got := encodeContinue("default/web-1\x00", 20); got != want {
-		t.Errorf("got token %q, want %q", got, want)
-	}
-	tests := []struct {
-		name, token, wantStart string
-		wantRV                 int64
-		wantErr                string
-	}{
-		{"round trip", want, "default/web-1\x00", 20, ""},
-		{"latest", rawToken("meta.k8s.io/v1", -1, "/x\x00"), "x\x00", -1, ""},
-		{"start without slash", rawToken("meta.k8s.io/v1", 5, "a/b"), "a/b", 5, ""},
-		{"not base64", "!!", "", 0, "continue key is not valid: illegal base64 data at input byte 0"},
-		{"not JSON", "abc", "", 0, "continue key is not valid: invalid character 'i' looking for beginning of value"},
-		{"unknown version", rawToken("v2", 5, "/a"), "", 0, "continue key is not valid: server does not recognize this encoded version v2"},
-		{"zero rv", rawToken("meta.k8s.io/v1", 0, "/a"), "", 0, "continue key is not valid: incorrect encoded start resourceVersion (version meta.k8s.io/v1)"},
-		{"empty start", rawToken("meta.k8s.io/v1", 5, ""), "", 0, "continue key is not valid: encoded start key empty (version meta.k8s.io/v1)"},
-		{"path traversal", rawToken("meta.k8s.io/v1", 5, "/../other"), "", 0, "continue key is not valid: /../other"},
-		{"unclean path", rawToken("meta.k8s.io/v1", 5, "a//b"), "", 0, "continue key is not valid: a//b"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			start, rv, err := decodeContinue(tt.token)
-			if tt.wantErr != "" {
-				if err == nil || err.Error() != tt.wantErr {
-					t.Fatalf("got error %v, want %q", err, tt.wantErr)
-				}
-				return
-			}
-			if err != nil || start != tt.wantStart || rv != tt.wantRV {
-				t.Errorf("got %q %d %v, want %q %d", start, rv, err, tt.wantStart, tt.wantRV)
-			}
-		})
-	}
-}
-
-// FuzzDecodeContinue checks that any token either fails or decodes to a
-// start key that cannot climb out of the list and re-encodes to itself.
-func FuzzDecodeContinue(f *testing.F) {
-	f.Add(encodeContinue("default/web-1\x00", 20))
-	f.Add(rawToken("meta.k8s.io/v1", -1, "/../x"))
-	f.Add("abc")
-	f.Fuzz(func(t *testing.T, token string) {
-		start, rv, err := decodeContinue(token)
-		if err != nil {
-			return
-		}
-		if rv == 0 || strings.HasPrefix(start, "../") || strings.Contains(start, "/../") || start == ".." {
-			t.Fatalf("token %q decoded to %q at %d", token, start, rv)
-		}
-		again, rv2, err := decodeContinue(encodeContinue(start, rv))
-		if err != nil || again != start || rv2 != rv {
-			t.Fatalf("re-encoding %q at %d gave %q %d %v", start, rv, again, rv2, err)
-		}
-	})
 }
 
 func TestListPaging(t *testing.T) {
@@ -139,15 +82,15 @@ func TestListPagingShapes(t *testing.T) {
 		wantRemaining bool
 	}{
 		{"namespaced key", "/api/v1/namespaces/default/pods?limit=1", []string{"default/web-2"}, "21", "", false},
-		{"cluster-scoped key", "/api/v1/nodes?limit=1", []string{"node-a"}, "20", encodeContinue("node-a\x00", 20), true},
-		{"selector has no count", "/api/v1/pods?limit=1&labelSelector=app", []string{"default/web-2"}, "21", encodeContinue("default/web-2\x00", 21), false},
-		{"field selector has no count", "/api/v1/nodes?limit=1&fieldSelector=metadata.name%21%3Dx", []string{"node-a"}, "20", encodeContinue("node-a\x00", 20), false},
+		{"cluster-scoped key", "/api/v1/nodes?limit=1", []string{"node-a"}, "20", encode.EncodeContinue("node-a\x00", 20), true},
+		{"selector has no count", "/api/v1/pods?limit=1&labelSelector=app", []string{"default/web-2"}, "21", encode.EncodeContinue("default/web-2\x00", 21), false},
+		{"field selector has no count", "/api/v1/nodes?limit=1&fieldSelector=metadata.name%21%3Dx", []string{"node-a"}, "20", encode.EncodeContinue("node-a\x00", 20), false},
 		{"exact past state", "/api/v1/pods?resourceVersion=20&resourceVersionMatch=Exact", []string{"default/web-1", "default/web-2", "kube-system/dns-1"}, "20", "", false},
-		{"legacy exact with limit", "/api/v1/pods?resourceVersion=20&limit=2", []string{"default/web-1", "default/web-2"}, "20", encodeContinue("default/web-2\x00", 20), true},
-		{"not older than serves the latest", "/api/v1/pods?resourceVersion=20&resourceVersionMatch=NotOlderThan&limit=1", []string{"default/web-2"}, "21", encodeContinue("default/web-2\x00", 21), true},
-		{"continue at a past rv", "/api/v1/pods?continue=" + encodeContinue("default/web-1\x00", 20), []string{"default/web-2", "kube-system/dns-1"}, "20", "", false},
-		{"continue with resourceVersion 0", "/api/v1/pods?resourceVersion=0&limit=1&continue=" + encodeContinue("default/web-1\x00", 20), []string{"default/web-2", "kube-system/dns-1"}, "20", "", false},
-		{"continue at the latest", "/api/v1/pods?limit=5&continue=" + encodeContinue("default/web-1\x00", continueLatestRV), []string{"default/web-2", "kube-system/dns-1"}, "21", "", false},
+		{"legacy exact with limit", "/api/v1/pods?resourceVersion=20&limit=2", []string{"default/web-1", "default/web-2"}, "20", encode.EncodeContinue("default/web-2\x00", 20), true},
+		{"not older than serves the latest", "/api/v1/pods?resourceVersion=20&resourceVersionMatch=NotOlderThan&limit=1", []string{"default/web-2"}, "21", encode.EncodeContinue("default/web-2\x00", 21), true},
+		{"continue at a past rv", "/api/v1/pods?continue=" + encode.EncodeContinue("default/web-1\x00", 20), []string{"default/web-2", "kube-system/dns-1"}, "20", "", false},
+		{"continue with resourceVersion 0", "/api/v1/pods?resourceVersion=0&limit=1&continue=" + encode.EncodeContinue("default/web-1\x00", 20), []string{"default/web-2", "kube-system/dns-1"}, "20", "", false},
+		{"continue at the latest", "/api/v1/pods?limit=5&continue=" + encode.EncodeContinue("default/web-1\x00", encode.ContinueLatestRV), []string{"default/web-2", "kube-system/dns-1"}, "21", "", false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -165,7 +108,7 @@ func TestListPagingShapes(t *testing.T) {
 func TestListContinueErrors(t *testing.T) {
 	f := newFixture(t)
 	srv := MustServer(t, Config{Caches: f.caches()})
-	good := url.QueryEscape(encodeContinue("default/web-1\x00", 20))
+	good := url.QueryEscape(encode.EncodeContinue("default/web-1\x00", 20))
 	tests := []struct {
 		name, query string
 		wantCode    int
@@ -177,7 +120,7 @@ func TestListContinueErrors(t *testing.T) {
 		{"bad token before resourceVersion", "resourceVersion=20&continue=abc", 400, "invalid continue token: continue key is not valid: invalid character 'i' looking for beginning of value"},
 		{"field selector before token", "fieldSelector=spec.foo%3Dx&continue=abc", 400, "field label not supported: spec.foo"},
 		{"match with continue", "resourceVersion=20&resourceVersionMatch=NotOlderThan&continue=" + good, 422, "ListOptions.meta.k8s.io \"\" is invalid: resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden when continue is provided"},
-		{"expired", "limit=1&continue=" + url.QueryEscape(encodeContinue("default/web-1\x00", 10)), 410, inconsistentContinueMessage},
+		{"expired", "limit=1&continue=" + url.QueryEscape(encode.EncodeContinue("default/web-1\x00", 10)), 410, response.ToStatus(response.ContinueExpired("")).Message},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -196,20 +139,20 @@ func TestListContinueExpired(t *testing.T) {
 	f := newFixture(t)
 	srv := MustServer(t, Config{Caches: f.caches()})
 	MustApply(t, f.pods, 21, watch.Added, podJSON("default", "web-3", 21, "node-b", "Running", nil))
-	r := MustGet(t, srv.URL+"/api/v1/pods?limit=1&continue="+url.QueryEscape(encodeContinue("default/web-1\x00", 10)))
+	r := MustGet(t, srv.URL+"/api/v1/pods?limit=1&continue="+url.QueryEscape(encode.EncodeContinue("default/web-1\x00", 10)))
 	st := MustStatus(t, r)
-	if r.code != 410 || st.Reason != metav1.StatusReasonExpired || st.Message != inconsistentContinueMessage {
+	if r.code != 410 || st.Reason != metav1.StatusReasonExpired || st.Message != response.ToStatus(response.ContinueExpired("")).Message {
 		t.Fatalf("got %d %s %q, want 410 Expired with the inconsistent-continue message", r.code, st.Reason, st.Message)
 	}
-	start, rv, err := decodeContinue(st.Continue)
-	if err != nil || start != "default/web-1\x00" || rv != continueLatestRV {
+	start, rv, err := encode.DecodeContinue(st.Continue)
+	if err != nil || start != "default/web-1\x00" || rv != encode.ContinueLatestRV {
 		t.Fatalf("got token %q (%q %d %v), want start default/web-1\\x00 at -1", st.Continue, start, rv, err)
 	}
 	l := MustList(t, MustGet(t, srv.URL+"/api/v1/pods?limit=1&continue="+url.QueryEscape(st.Continue)))
 	if got := l.names(); !reflect.DeepEqual(got, []string{"default/web-2"}) || l.Metadata.ResourceVersion != "21" {
 		t.Errorf("got %v at %q, want [default/web-2] at \"21\"", got, l.Metadata.ResourceVersion)
 	}
-	if want := encodeContinue("default/web-2\x00", 21); l.Metadata.Continue != want {
+	if want := encode.EncodeContinue("default/web-2\x00", 21); l.Metadata.Continue != want {
 		t.Errorf("got continue %q, want %q", l.Metadata.Continue, want)
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/rest"
 
+	"github.com/apiserver-lite/apiserver-lite/pkg/listwatch/response"
 	"github.com/apiserver-lite/apiserver-lite/pkg/versioncache"
 )
 
@@ -19,13 +20,13 @@ import (
 const aggregatedAccept = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList," +
 	"application/json;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList,application/json"
 
-func MustDecode(t testing.TB, r response, into any) {
+func MustDecode(t testing.TB, r reply, into any) {
 	t.Helper()
 	if r.code != http.StatusOK {
 		t.Fatalf("got status %d body %s, want 200", r.code, r.body)
 	}
-	if got := r.header.Get("Content-Type"); got != contentTypeJSON {
-		t.Errorf("got Content-Type %q, want %q", got, contentTypeJSON)
+	if got := r.header.Get("Content-Type"); got != response.MediaTypeJSON {
+		t.Errorf("got Content-Type %q, want %q", got, response.MediaTypeJSON)
 	}
 	if err := json.Unmarshal([]byte(r.body), into); err != nil {
 		t.Fatalf("decode %q: %v", r.body, err)
@@ -35,8 +36,8 @@ func MustDecode(t testing.TB, r response, into any) {
 func TestLocalDiscovery(t *testing.T) {
 	f := newFixture(t)
 	srv := MustServer(t, Config{Caches: f.caches(), CloudConnected: func() bool { return false }})
-	get := func(path string) response {
-		return MustDo(t, http.MethodGet, srv.URL+path, http.Header{"Accept": {contentTypeJSON}}, "")
+	get := func(path string) reply {
+		return MustDo(t, http.MethodGet, srv.URL+path, http.Header{"Accept": {response.MediaTypeJSON}}, "")
 	}
 	var versions metav1.APIVersions
 	MustDecode(t, get("/api"), &versions)

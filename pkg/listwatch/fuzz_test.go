@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/apiserver-lite/apiserver-lite/pkg/listwatch/response"
 )
 
 // FuzzRequest feeds random paths, queries and Accept headers to the local
@@ -72,10 +74,10 @@ func checkAnswer(t *testing.T, rec *httptest.ResponseRecorder) {
 	if rec.Code < 100 || rec.Code > 599 {
 		t.Fatalf("got status %d, want a valid HTTP status", rec.Code)
 	}
-	if rec.Code == http.StatusInternalServerError && rec.Header().Get("Content-Type") == contentTypeJSON {
+	if rec.Code == http.StatusInternalServerError && rec.Header().Get("Content-Type") == response.MediaTypeJSON {
 		t.Fatalf("got 500 %s, want no internal error", rec.Body.String())
 	}
-	if rec.Code < 400 || rec.Header().Get("Content-Type") != contentTypeJSON {
+	if rec.Code < 400 || rec.Header().Get("Content-Type") != response.MediaTypeJSON {
 		return
 	}
 	var st metav1.Status
@@ -92,7 +94,7 @@ func TestPanicsAnswer500(t *testing.T) {
 	h := s.recoverPanics(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { panic("boom") }))
 	rec := httptest.NewRecorder()
 	h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/api/v1/pods", nil))
-	r := response{code: rec.Code, header: rec.Header(), body: rec.Body.String()}
+	r := reply{code: rec.Code, header: rec.Header(), body: rec.Body.String()}
 	if st := MustStatus(t, r); r.code != http.StatusInternalServerError || st.Reason != metav1.StatusReasonInternalError {
 		t.Errorf("got %d %s, want 500 InternalError", r.code, st.Reason)
 	}

@@ -8,6 +8,8 @@ import (
 
 	"k8s.io/apimachinery/pkg/watch"
 	clocktesting "k8s.io/utils/clock/testing"
+
+	"github.com/apiserver-lite/apiserver-lite/pkg/listwatch/response"
 )
 
 func TestGetObject(t *testing.T) {
@@ -35,8 +37,8 @@ func TestGetObject(t *testing.T) {
 			if got := strings.TrimSuffix(r.body, "\n"); got != tt.want {
 				t.Errorf("got body %s, want %s", got, tt.want)
 			}
-			if got := r.header.Get("Content-Type"); got != contentTypeJSON {
-				t.Errorf("got Content-Type %q, want %q", got, contentTypeJSON)
+			if got := r.header.Get("Content-Type"); got != response.MediaTypeJSON {
+				t.Errorf("got Content-Type %q, want %q", got, response.MediaTypeJSON)
 			}
 		})
 	}

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+
+	"github.com/apiserver-lite/apiserver-lite/pkg/listwatch/response"
 )
 
 // serveLive answers /healthz and /livez: the process serves requests.
@@ -51,7 +53,7 @@ func (s *server) serveReady(w http.ResponseWriter, r *http.Request) {
 // writeText writes a plain-text health answer.
 func writeText(w http.ResponseWriter, code int, body string) {
 	h := w.Header()
-	h.Set("Content-Type", contentTypeText)
+	h.Set("Content-Type", response.ContentTypeText)
 	h.Set("X-Content-Type-Options", "nosniff")
 	w.WriteHeader(code)
 	_, _ = w.Write([]byte(body))

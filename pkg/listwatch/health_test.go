@@ -3,6 +3,7 @@ package listwatch
 import (
 	"testing"
 
+	"github.com/apiserver-lite/apiserver-lite/pkg/listwatch/response"
 	"github.com/apiserver-lite/apiserver-lite/pkg/versioncache"
 )
 
@@ -38,7 +39,7 @@ func TestHealth(t *testing.T) {
 			}
 		})
 	}
-	if r := MustGet(t, ready.URL+"/readyz"); r.header.Get("Content-Type") != contentTypeText {
-		t.Errorf("got Content-Type %q, want %q", r.header.Get("Content-Type"), contentTypeText)
+	if r := MustGet(t, ready.URL+"/readyz"); r.header.Get("Content-Type") != response.ContentTypeText {
+		t.Errorf("got Content-Type %q, want %q", r.header.Get("Content-Type"), response.ContentTypeText)
 	}
 }

@@ -21,6 +21,7 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/rest"
 
+	"github.com/apiserver-lite/apiserver-lite/pkg/listwatch/response"
 	"github.com/apiserver-lite/apiserver-lite/pkg/versioncache"
 )
 
@@ -176,14 +177,14 @@ func MustServer(t testing.TB, cfg Config) *httptest.Server {
 }
 
 // response is a finished HTTP exchange.
-type response struct {
+type reply struct {
 	code   int
 	header http.Header
 	body   string
 }
 
 // MustDo sends a request and reads the whole answer.
-func MustDo(t testing.TB, method, url string, header http.Header, body string) response {
+func MustDo(t testing.TB, method, url string, header http.Header, body string) reply {
 	t.Helper()
 	r, err := do(method, url, header, body)
 	if err != nil {
@@ -194,40 +195,40 @@ func MustDo(t testing.TB, method, url string, header http.Header, body string) r
 
 // do sends a request and reads the whole answer; goroutines other than the
 // test's use it directly.
-func do(method, url string, header http.Header, body string) (response, error) {
+func do(method, url string, header http.Header, body string) (reply, error) {
 	req, err := http.NewRequest(method, url, strings.NewReader(body))
 	if err != nil {
-		return response{}, fmt.Errorf("new request: %w", err)
+		return reply{}, fmt.Errorf("new request: %w", err)
 	}
 	for k, vs := range header {
 		req.Header[k] = vs
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		return response{}, fmt.Errorf("%s %s: %w", method, url, err)
+		return reply{}, fmt.Errorf("%s %s: %w", method, url, err)
 	}
 	defer resp.Body.Close()
 	b, err := io.ReadAll(resp.Body)
 	if err != nil {
-		return response{}, fmt.Errorf("read %s %s: %w", method, url, err)
+		return reply{}, fmt.Errorf("read %s %s: %w", method, url, err)
 	}
-	return response{code: resp.StatusCode, header: resp.Header, body: string(b)}, nil
+	return reply{code: resp.StatusCode, header: resp.Header, body: string(b)}, nil
 }
 
 // goGet sends a GET in the background; MustReceive collects the answer.
-func goGet(url string) <-chan response {
-	done := make(chan response, 1)
+func goGet(url string) <-chan reply {
+	done := make(chan reply, 1)
 	go func() {
 		r, err := do(http.MethodGet, url, nil, "")
 		if err != nil {
-			r = response{code: -1, body: err.Error()}
+			r = reply{code: -1, body: err.Error()}
 		}
 		done <- r
 	}()
 	return done
 }
 
-func MustReceive(t testing.TB, ch <-chan response) response {
+func MustReceive(t testing.TB, ch <-chan reply) reply {
 	t.Helper()
 	select {
 	case r := <-ch:
@@ -238,16 +239,16 @@ func MustReceive(t testing.TB, ch <-chan response) response {
 	case <-time.After(waitTimeout):
 		t.Fatalf("no answer within %s", waitTimeout)
 	}
-	return response{}
+	return reply{}
 }
 
-func MustGet(t testing.TB, url string) response {
+func MustGet(t testing.TB, url string) reply {
 	t.Helper()
 	return MustDo(t, http.MethodGet, url, nil, "")
 }
 
 // MustStatus decodes a Status body and checks the envelope every error shares.
-func MustStatus(t testing.TB, r response) metav1.Status {
+func MustStatus(t testing.TB, r reply) metav1.Status {
 	t.Helper()
 	var st metav1.Status
 	if err := json.Unmarshal([]byte(r.body), &st); err != nil {
@@ -259,8 +260,8 @@ func MustStatus(t testing.TB, r response) metav1.Status {
 	if int(st.Code) != r.code {
 		t.Errorf("got body code %d, want HTTP status %d", st.Code, r.code)
 	}
-	if got := r.header.Get("Content-Type"); got != contentTypeJSON {
-		t.Errorf("got Content-Type %q, want %q", got, contentTypeJSON)
+	if got := r.header.Get("Content-Type"); got != response.MediaTypeJSON {
+		t.Errorf("got Content-Type %q, want %q", got, response.MediaTypeJSON)
 	}
 	retry := r.header.Get("Retry-After")
 	if st.Details != nil && st.Details.RetryAfterSeconds > 0 {
@@ -298,7 +299,7 @@ func newFakeCloud(t testing.TB) *fakeCloud {
 		fc.got = append(fc.got, cloudRequest{method: r.Method, path: r.URL.Path, query: r.URL.RawQuery,
 			auth: r.Header.Get("Authorization"), impersonate: r.Header.Get("Impersonate-User"), body: string(b)})
 		fc.mu.Unlock()
-		w.Header().Set("Content-Type", contentTypeJSON)
+		w.Header().Set("Content-Type", response.MediaTypeJSON)
 		w.WriteHeader(http.StatusCreated)
 		_, _ = w.Write([]byte(cloudAnswer))
 	}))

@@ -2,56 +2,56 @@ package listwatch
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
-	"strconv"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
+	"github.com/apiserver-lite/apiserver-lite/pkg/listwatch/encode"
+	"github.com/apiserver-lite/apiserver-lite/pkg/listwatch/response"
 	"github.com/apiserver-lite/apiserver-lite/pkg/versioncache"
 )
 
 // serveList answers a list with one page of the cache's state. The body is
 // built from the objects' cached JSON without decoding them.
-func (s *server) serveList(w http.ResponseWriter, r *http.Request, t target, req *listRequest) {
-	tbl, err := parseTable(r, t)
-	if err != nil {
-		writeError(w, err)
-		return
-	}
+func (s *server) serveList(w http.ResponseWriter, r *http.Request, t target, req *listRequest, resp response.Responder) {
 	if req.opts.ResourceVersion == "" && req.opts.Continue == "" {
 		s.awaitWrites(r.Context(), t.cache)
 	}
 	pg, err := s.listPage(r.Context(), t, req)
 	if err != nil {
-		writeError(w, err)
+		resp.Error(w, err)
 		return
 	}
-	if tbl != nil {
-		s.writeTable(w, tbl, pg.Objects, pg.RV)
+	if tbl := resp.Table(); tbl != nil {
+		s.writeTable(w, resp, encode.NewTable(tbl, t.groupResource()), pg.Objects, pg.RV)
 		return
 	}
-	meta := listMeta{rv: pg.RV}
+	meta := encode.ListMeta{RV: pg.RV}
 	if pg.Next != "" {
-		meta.next = encodeContinue(pg.Next, int64(pg.RV))
+		meta.Continue = encode.EncodeContinue(pg.Next, int64(pg.RV))
 		// Like kube, count what is left only when every object matches.
 		if req.pred.Label == nil || req.pred.Label.Empty() {
 			if req.pred.Field == nil || req.pred.Field.Empty() {
-				meta.remaining = &pg.Remaining
+				meta.Remaining = &pg.Remaining
 			}
 		}
 	}
-	if t.proto != nil {
-		parts, err := t.proto.list(pg.Objects, meta)
-		if err != nil {
-			writeError(w, apierrors.NewInternalError(err))
-			return
-		}
-		writeBody(w, mediaTypeProtobuf, parts...)
+	if p := resp.Partial(); p != nil {
+		s.writePartialList(w, t, resp, p, pg.Objects, meta)
 		return
 	}
-	writeList(w, t, pg.Objects, meta)
+	if t.proto != nil {
+		parts, err := t.proto.List(pg.Objects, meta)
+		if err != nil {
+			resp.Error(w, apierrors.NewInternalError(err))
+			return
+		}
+		resp.Body(w, parts...)
+		return
+	}
+	resp.Body(w, encode.JSONList(t.resource(), pg.Objects, meta)...)
 }
 
 // listPage picks the RV a list is served at the way kube-apiserver's watch
@@ -74,65 +74,43 @@ func (s *server) listPage(ctx context.Context, t target, req *listRequest) (vers
 	var tooOld *versioncache.TooOldError
 	switch {
 	case errors.As(err, &tooOld) && req.opts.Continue != "":
-		return pg, errContinueExpired(req.start)
+		return pg, response.ContinueExpired(encode.EncodeContinue(req.start, encode.ContinueLatestRV))
 	case errors.As(err, &tooOld):
-		return pg, errListExpired()
+		return pg, response.ListExpired()
 	case err != nil:
-		return pg, cacheError(err)
+		return pg, response.CacheError(err)
 	}
 	return pg, nil
 }
 
-// listMeta is a list's metadata.
-type listMeta struct {
-	rv        uint64
-	next      string // metadata.continue; "" for the last page
-	remaining *int64 // metadata.remainingItemCount; nil when unknown
-}
-
-// writeList writes {"kind":"<Kind>List","apiVersion":...,"metadata":
-// {"resourceVersion":"<rv>"[,"continue":...][,"remainingItemCount":n]},
-// "items":[...]} with the items' raw JSON.
-func writeList(w http.ResponseWriter, t target, objs []*versioncache.Object, meta listMeta) {
-	parts := [][]byte{listHead(t.info.Kind+"List", t.apiVersion(), meta)}
-	parts = append(parts, listItems(t, objs)...)
-	parts = append(parts, listTail)
-	writeJSON(w, parts...)
-}
-
-var (
-	comma    = []byte{','}
-	listTail = []byte("]}\n")
-)
-
-// listHead is a list body up to and including the opening of items.
-func listHead(kind, apiVersion string, meta listMeta) []byte {
-	b := make([]byte, 0, 96)
-	b = append(b, `{"kind":`...)
-	b = appendJSONString(b, kind)
-	b = append(b, `,"apiVersion":`...)
-	b = appendJSONString(b, apiVersion)
-	b = append(b, `,"metadata":{"resourceVersion":"`...)
-	b = strconv.AppendUint(b, meta.rv, 10)
-	b = append(b, '"')
-	if meta.next != "" {
-		b = append(b, `,"continue":`...)
-		b = appendJSONString(b, meta.next)
+// writeTable answers with a Table of objs at rv, or with the error of
+// invalid Table options.
+func (s *server) writeTable(w http.ResponseWriter, resp response.Responder, tr *encode.Table, objs []*versioncache.Object, rv uint64) {
+	if err := tr.Err(); err != nil {
+		resp.Error(w, err)
+		return
 	}
-	if meta.remaining != nil {
-		b = append(b, `,"remainingItemCount":`...)
-		b = strconv.AppendInt(b, *meta.remaining, 10)
+	tbl, err := tr.Convert(objs, rv, s.clock.Now(), true)
+	if err != nil {
+		resp.Error(w, err)
+		return
 	}
-	return append(b, `},"items":[`...)
+	resp.Object(w, tbl)
 }
 
-// appendJSONString appends s as a JSON string.
-func appendJSONString(b []byte, s string) []byte {
-	q, _ := json.Marshal(s) // a string always encodes
-	return append(b, q...)
-}
-
-// writeJSON writes a 200 JSON body made of parts, with its length.
-func writeJSON(w http.ResponseWriter, parts ...[]byte) {
-	writeBody(w, contentTypeJSON, parts...)
+// writePartialList answers a list with its PartialObjectMetadataList, or
+// with kube's 406 when a single object was asked for.
+func (s *server) writePartialList(w http.ResponseWriter, t target, resp response.Responder, p *response.Partial,
+	objs []*versioncache.Object, meta encode.ListMeta) {
+	if !p.List {
+		resp.Error(w, response.NotAcceptableMessage(fmt.Sprintf(
+			"you requested PartialObjectMetadata, but the requested object is a list (%s)", encode.TypeName(t.resource(), true))))
+		return
+	}
+	b, err := encode.NewPartial(p, resp.MediaType()).List(objs, meta)
+	if err != nil {
+		resp.Error(w, apierrors.NewInternalError(err))
+		return
+	}
+	resp.Body(w, b)
 }

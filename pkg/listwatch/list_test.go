@@ -33,7 +33,7 @@ type listBody struct {
 	} `json:"items"`
 }
 
-func MustList(t testing.TB, r response) listBody {
+func MustList(t testing.TB, r reply) listBody {
 	t.Helper()
 	if r.code != http.StatusOK {
 		t.Fatalf("got status %d body %s, want 200", r.code, r.body)

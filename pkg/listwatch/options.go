@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilvalidation "k8s.io/apimachinery/pkg/util/validation/field"
 
+	"github.com/apiserver-lite/apiserver-lite/pkg/listwatch/encode"
 	"github.com/apiserver-lite/apiserver-lite/pkg/versioncache"
 )
 
@@ -86,7 +87,7 @@ func (req *listRequest) parseContinue() error {
 	if req.opts.Continue == "" || req.opts.Watch {
 		return nil
 	}
-	start, rv, err := decodeContinue(req.opts.Continue)
+	start, rv, err := encode.DecodeContinue(req.opts.Continue)
 	if err != nil {
 		return apierrors.NewBadRequest(fmt.Sprintf("invalid continue token: %v", err))
 	}

@@ -26,6 +26,8 @@ import (
 	"k8s.io/client-go/rest"
 	clocktesting "k8s.io/utils/clock/testing"
 
+	"github.com/apiserver-lite/apiserver-lite/pkg/listwatch/encode"
+	"github.com/apiserver-lite/apiserver-lite/pkg/listwatch/response"
 	"github.com/apiserver-lite/apiserver-lite/pkg/versioncache"
 )
 
@@ -61,12 +63,12 @@ func clientsets(t *testing.T, host string) (pb *kubernetes.Clientset, rec *conte
 	t.Helper()
 	rec = &contentTypeRecorder{}
 	pb, err := kubernetes.NewForConfig(&rest.Config{Host: host, WrapTransport: rec.wrap,
-		ContentConfig: rest.ContentConfig{ContentType: mediaTypeProtobuf}})
+		ContentConfig: rest.ContentConfig{ContentType: response.MediaTypeProtobuf}})
 	if err != nil {
 		t.Fatalf("clientset: %v", err)
 	}
 	js, err = kubernetes.NewForConfig(&rest.Config{Host: host,
-		ContentConfig: rest.ContentConfig{ContentType: contentTypeJSON, AcceptContentTypes: contentTypeJSON}})
+		ContentConfig: rest.ContentConfig{ContentType: response.MediaTypeJSON, AcceptContentTypes: response.MediaTypeJSON}})
 	if err != nil {
 		t.Fatalf("clientset: %v", err)
 	}
@@ -98,7 +100,7 @@ func TestProtobufClientGo(t *testing.T) {
 	if err != nil {
 		t.Fatalf("get pod: %v", err)
 	}
-	wantTypes(t, rec, mediaTypeProtobuf)
+	wantTypes(t, rec, response.MediaTypeProtobuf)
 	wantPod, err := js.CoreV1().Pods("default").Get(ctx, "web-1", metav1.GetOptions{})
 	if err != nil {
 		t.Fatalf("get pod as JSON: %v", err)
@@ -111,7 +113,7 @@ func TestProtobufClientGo(t *testing.T) {
 	if !apierrors.IsNotFound(err) {
 		t.Errorf("got error %v, want NotFound", err)
 	}
-	wantTypes(t, rec, mediaTypeProtobuf) // the Status is protobuf, as kube's ErrorNegotiated
+	wantTypes(t, rec, response.MediaTypeProtobuf) // the Status is protobuf, as kube's ErrorNegotiated
 
 	for _, opts := range []metav1.ListOptions{
 		{},
@@ -123,7 +125,7 @@ func TestProtobufClientGo(t *testing.T) {
 		if err != nil {
 			t.Fatalf("list pods %+v: %v", opts, err)
 		}
-		wantTypes(t, rec, mediaTypeProtobuf)
+		wantTypes(t, rec, response.MediaTypeProtobuf)
 		want, err := js.CoreV1().Pods("").List(ctx, opts)
 		if err != nil {
 			t.Fatalf("list pods %+v as JSON: %v", opts, err)
@@ -136,14 +138,14 @@ func TestProtobufClientGo(t *testing.T) {
 	if err != nil || len(leases.Items) != 1 || leases.Items[0].Name != "node-a" {
 		t.Errorf("got leases %+v, %v, want node-a", leases, err)
 	}
-	wantTypes(t, rec, mediaTypeProtobuf)
+	wantTypes(t, rec, response.MediaTypeProtobuf)
 
 	w, err := pb.CoreV1().Pods("default").Watch(ctx, metav1.ListOptions{ResourceVersion: "20", AllowWatchBookmarks: true})
 	if err != nil {
 		t.Fatalf("watch: %v", err)
 	}
 	defer w.Stop()
-	wantTypes(t, rec, contentTypeProtobufWatch)
+	wantTypes(t, rec, response.MediaTypeProtobufWatch)
 	MustApply(t, f.pods, 21, watch.Modified, podJSON("default", "web-1", 21, "node-b", "Running", nil))
 	ev := nextEvent(t, w)
 	wantPod, err = js.CoreV1().Pods("default").Get(ctx, "web-1", metav1.GetOptions{})
@@ -185,7 +187,7 @@ func TestProtobufInformer(t *testing.T) {
 			MustApply(t, f.pods, 21, watch.Added, podJSON("default", "new", 21, "node-a", "Pending", nil))
 			waitForKeys(t, inf, []string{"default/new", "default/web-1", "kube-system/dns-1"})
 			for _, ct := range rec.take() {
-				if ct != mediaTypeProtobuf && ct != contentTypeProtobufWatch {
+				if ct != response.MediaTypeProtobuf && ct != response.MediaTypeProtobufWatch {
 					t.Errorf("got Content-Type %q, want protobuf", ct)
 				}
 			}
@@ -193,7 +195,9 @@ func TestProtobufInformer(t *testing.T) {
 	}
 }
 
-// Kinds client-go's scheme does not know (custom resources) are JSON only.
+// Kinds client-go's scheme does not know (custom resources) are served in
+// JSON (and YAML), not protobuf; the 406 lists the media types as
+// kube-apiserver's custom resource handler does.
 func TestProtobufUnknownKindJSON(t *testing.T) {
 	gvr := schema.GroupVersionResource{Group: "example.com", Version: "v1", Resource: "widgets"}
 	c := MustCache(t, gvr, 5, `{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"w","namespace":"default","resourceVersion":"5"}}`)
@@ -201,15 +205,15 @@ func TestProtobufUnknownKindJSON(t *testing.T) {
 	srv := MustServer(t, Config{Caches: []*versioncache.Cache{c}})
 	for _, path := range []string{"/apis/example.com/v1/widgets", "/apis/example.com/v1/namespaces/default/widgets/w"} {
 		r := MustDo(t, http.MethodGet, srv.URL+path, http.Header{"Accept": {"application/vnd.kubernetes.protobuf,application/json"}}, "")
-		if ct := r.header.Get("Content-Type"); r.code != 200 || ct != contentTypeJSON {
-			t.Errorf("%s: got %d %q, want 200 %q", path, r.code, ct, contentTypeJSON)
+		if ct := r.header.Get("Content-Type"); r.code != 200 || ct != response.MediaTypeJSON {
+			t.Errorf("%s: got %d %q, want 200 %q", path, r.code, ct, response.MediaTypeJSON)
 		}
-		r = MustDo(t, http.MethodGet, srv.URL+path, http.Header{"Accept": {mediaTypeProtobuf}}, "")
+		r = MustDo(t, http.MethodGet, srv.URL+path, http.Header{"Accept": {response.MediaTypeProtobuf}}, "")
 		if r.code != http.StatusNotAcceptable {
 			t.Errorf("%s protobuf only: got %d, want 406", path, r.code)
 		}
 		if st := MustStatus(t, r); st.Reason != metav1.StatusReasonNotAcceptable ||
-			st.Message != "only the following media types are accepted: application/json" {
+			st.Message != "only the following media types are accepted: application/json, application/yaml, application/vnd.kubernetes.protobuf" {
 			t.Errorf("%s protobuf only: got %q %q", path, st.Reason, st.Message)
 		}
 	}
@@ -228,8 +232,8 @@ func TestProtobufListBytes(t *testing.T) {
 		{"/api/v1/pods", "labelSelector=app%3Dnone"},
 	} {
 		url := srv.URL + tc.path + "?" + tc.query
-		pbResp := MustDo(t, http.MethodGet, url, http.Header{"Accept": {mediaTypeProtobuf}}, "")
-		jsResp := MustDo(t, http.MethodGet, url, http.Header{"Accept": {contentTypeJSON}}, "")
+		pbResp := MustDo(t, http.MethodGet, url, http.Header{"Accept": {response.MediaTypeProtobuf}}, "")
+		jsResp := MustDo(t, http.MethodGet, url, http.Header{"Accept": {response.MediaTypeJSON}}, "")
 		if pbResp.code != 200 || jsResp.code != 200 {
 			t.Fatalf("%s: got %d and %d, want 200", url, pbResp.code, jsResp.code)
 		}
@@ -239,7 +243,7 @@ func TestProtobufListBytes(t *testing.T) {
 		}
 		gv := list.GetObjectKind().GroupVersionKind().GroupVersion()
 		var want bytes.Buffer
-		if err := scheme.Codecs.EncoderForVersion(protoInfo.Serializer, gv).Encode(list, &want); err != nil {
+		if err := scheme.Codecs.EncoderForVersion(response.ProtobufInfo.Serializer, gv).Encode(list, &want); err != nil {
 			t.Fatalf("encode list: %v", err)
 		}
 		if pbResp.body != want.String() {
@@ -253,19 +257,19 @@ func TestProtobufListBytes(t *testing.T) {
 func TestProtobufBytesReused(t *testing.T) {
 	f := newFixture(t)
 	srv := MustServer(t, Config{Caches: f.caches()})
-	accept := http.Header{"Accept": {mediaTypeProtobuf}}
+	accept := http.Header{"Accept": {response.MediaTypeProtobuf}}
 	get1 := MustDo(t, http.MethodGet, srv.URL+"/api/v1/namespaces/default/pods/web-1", accept, "")
 	obj, _, err := f.pods.Get("default", "web-1")
 	if err != nil || obj == nil {
 		t.Fatalf("cache get: %v", err)
 	}
 	calls := 0
-	cached, err := obj.Encoded(protobufKey, func([]byte) ([]byte, error) { calls++; return nil, nil })
+	cached, err := obj.Encoded(encode.ProtobufKey, func([]byte) ([]byte, error) { calls++; return nil, nil })
 	if err != nil || calls != 0 || string(cached) != get1.body {
 		t.Fatalf("got cached %q (%d encodes, %v), want the GET body without encoding", cached, calls, err)
 	}
-	pc := protoCodecFor(target{gvr: podsGVR, info: infos[podsGVR]})
-	again, err := pc.object(obj)
+	pc := encode.ProtobufFor(encode.Resource{GVR: podsGVR, Kind: "Pod"})
+	again, err := pc.Object(obj)
 	if err != nil || &again[0] != &cached[0] {
 		t.Errorf("got a new encoding (%v), want the cached bytes", err)
 	}
@@ -285,7 +289,7 @@ func TestProtobufBytesReused(t *testing.T) {
 	for _, w := range watchers {
 		select {
 		case ev := <-w.Events():
-			b, err := pc.eventFrame(&ev, ev.Type)
+			b, err := pc.EventFrame(&ev, ev.Type)
 			if err != nil {
 				t.Fatalf("frame: %v", err)
 			}
@@ -298,7 +302,7 @@ func TestProtobufBytesReused(t *testing.T) {
 		t.Errorf("got two encodings of one event, want one shared frame")
 	}
 	obj21, _, _ := f.pods.Get("default", "web-1")
-	b21, _ := pc.object(obj21)
+	b21, _ := pc.Object(obj21)
 	if !bytes.Contains(frames[0], b21) {
 		t.Errorf("frame %q does not hold the object's encoding %q", frames[0], b21)
 	}
@@ -310,7 +314,7 @@ func TestProtobufBytesReused(t *testing.T) {
 func TestProtobufWatchStream(t *testing.T) {
 	f := newFixture(t)
 	srv := MustServer(t, Config{Caches: f.caches()})
-	accept := http.Header{"Accept": {mediaTypeProtobuf + ";stream=watch"}}
+	accept := http.Header{"Accept": {response.MediaTypeProtobuf + ";stream=watch"}}
 	tests := []struct {
 		name, query string
 		want        []string // type and name, or type and RV for bookmarks and errors
@@ -330,10 +334,10 @@ func TestProtobufWatchStream(t *testing.T) {
 				t.Fatalf("watch: %v", err)
 			}
 			defer resp.Body.Close()
-			if ct := resp.Header.Get("Content-Type"); ct != contentTypeProtobufWatch {
-				t.Errorf("got Content-Type %q, want %q", ct, contentTypeProtobufWatch)
+			if ct := resp.Header.Get("Content-Type"); ct != response.MediaTypeProtobufWatch {
+				t.Errorf("got Content-Type %q, want %q", ct, response.MediaTypeProtobufWatch)
 			}
-			dec := streaming.NewDecoder(protoInfo.StreamSerializer.Framer.NewFrameReader(resp.Body), protoInfo.StreamSerializer.Serializer)
+			dec := streaming.NewDecoder(response.ProtobufInfo.StreamSerializer.Framer.NewFrameReader(resp.Body), response.ProtobufInfo.StreamSerializer.Serializer)
 			var got []string
 			for len(got) < len(tt.want) {
 				var ev metav1.WatchEvent
@@ -391,7 +395,7 @@ func TestProtobufWatchBookmark(t *testing.T) {
 		t.Fatalf("watch: %v", err)
 	}
 	defer resp.Body.Close()
-	dec := streaming.NewDecoder(protoInfo.StreamSerializer.Framer.NewFrameReader(resp.Body), protoInfo.StreamSerializer.Serializer)
+	dec := streaming.NewDecoder(response.ProtobufInfo.StreamSerializer.Framer.NewFrameReader(resp.Body), response.ProtobufInfo.StreamSerializer.Serializer)
 	next := func() string {
 		var ev metav1.WatchEvent
 		if _, _, err := dec.Decode(nil, &ev); err != nil {

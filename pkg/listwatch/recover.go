@@ -6,6 +6,8 @@ import (
 	"runtime/debug"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+
+	"github.com/apiserver-lite/apiserver-lite/pkg/listwatch/response"
 )
 
 // recoverPanics answers a request whose handler panicked with a 500 Status
@@ -23,7 +25,7 @@ func (s *server) recoverPanics(next http.Handler) http.Handler {
 			}
 			s.log.Error("panic serving request", "method", r.Method, "path", r.URL.Path,
 				"panic", v, "stack", string(debug.Stack()))
-			writeError(w, apierrors.NewInternalError(errors.New("the server panicked serving the request")))
+			response.WriteError(w, apierrors.NewInternalError(errors.New("the server panicked serving the request")))
 		}()
 		next.ServeHTTP(w, r)
 	})

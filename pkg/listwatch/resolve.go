@@ -3,6 +3,8 @@ package listwatch
 import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/apiserver-lite/apiserver-lite/pkg/listwatch/encode"
+	"github.com/apiserver-lite/apiserver-lite/pkg/listwatch/scope"
 	"github.com/apiserver-lite/apiserver-lite/pkg/versioncache"
 )
 
@@ -18,9 +20,11 @@ type target struct {
 	hasInfo   bool
 	namespace string // "" for cluster-scoped objects and all-namespace collections
 	name      string
-	// proto encodes the answer in protobuf; nil for JSON. Set by
-	// negotiation (negotiateResource).
-	proto *protoCodec
+	// proto encodes the answer in protobuf; nil for other media types.
+	// Set after negotiation.
+	proto *encode.Protobuf
+	// synced is the part of the resource the cache holds.
+	synced scope.Synced
 }
 
 // resolve maps the path segments after /api/v1/ or /apis/{g}/{v}/ to a
@@ -88,4 +92,9 @@ func (t target) groupKind() schema.GroupKind {
 // apiVersion is the apiVersion of the resource's objects.
 func (t target) apiVersion() string {
 	return t.gvr.GroupVersion().String()
+}
+
+// resource is what encoding needs to know of the target.
+func (t target) resource() encode.Resource {
+	return encode.Resource{GVR: t.gvr, Kind: t.info.Kind}
 }

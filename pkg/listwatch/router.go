@@ -14,6 +14,12 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/clock"
 
+	"github.com/apiserver-lite/apiserver-lite/pkg/listwatch/discovery"
+	"github.com/apiserver-lite/apiserver-lite/pkg/listwatch/encode"
+	"github.com/apiserver-lite/apiserver-lite/pkg/listwatch/negotiate"
+	"github.com/apiserver-lite/apiserver-lite/pkg/listwatch/proxy"
+	"github.com/apiserver-lite/apiserver-lite/pkg/listwatch/response"
+	"github.com/apiserver-lite/apiserver-lite/pkg/listwatch/scope"
 	"github.com/apiserver-lite/apiserver-lite/pkg/versioncache"
 )
 
@@ -23,14 +29,33 @@ type Config struct {
 	Cloud          *rest.Config          // the cloud kube-apiserver; nil means never reachable
 	CloudConnected func() bool           // cloud-link state from the sync loop; nil means false
 	Logger         *slog.Logger
-	Clock          clock.Clock // k8s.io/utils/clock; nil means the real clock
+	Clock          clock.WithDelayedExecution // k8s.io/utils/clock; nil means the real clock
 	// Version answers /version while the cloud is unreachable; nil means
 	// the version is never known locally.
 	Version VersionSource
+	// Scopes is the part of each resource the cloud sync holds; a
+	// resource without an entry is held whole. Reads outside it go to the
+	// cloud (see held.go).
+	Scopes map[schema.GroupVersionResource]Scope
 }
 
+// Scope is the part of a resource the cloud sync lists and watches.
+type Scope struct {
+	Namespace     string // "" for all namespaces
+	LabelSelector string
+	FieldSelector string
+	// Partial marks a resource held only in part, by name (secrets and
+	// configmaps while a pod on the node references them): only a read
+	// naming one held object is answered locally.
+	Partial bool
+}
+
+// VersionSource knows the cloud's version, so /version can be answered
+// while the cloud is unreachable.
+type VersionSource = discovery.VersionSource
+
 // coreGroupVersion is the legacy API group served under /api.
-var coreGroupVersion = schema.GroupVersion{Version: "v1"}
+var coreGroupVersion = discovery.CoreGroupVersion
 
 // Path prefixes of the resource APIs.
 const (
@@ -43,15 +68,18 @@ const (
 type server struct {
 	caches    []*versioncache.Cache // in configuration order; no nil entries
 	resources map[schema.GroupVersionResource]*versioncache.Cache
-	cloud     *httputil.ReverseProxy // nil when no cloud is configured
-	connected func() bool            // never nil
-	log       *slog.Logger           // never nil
-	clock     clock.Clock            // never nil
+	cloud     *httputil.ReverseProxy     // nil when no cloud is configured
+	connected func() bool                // never nil
+	log       *slog.Logger               // never nil
+	clock     clock.WithDelayedExecution // never nil
 	// written holds one read-your-writes floor per cache: the highest RV
 	// a proxied write to that resource returned. The map is never changed
 	// after New; the floors only grow.
 	written map[*versioncache.Cache]*atomic.Uint64
-	version VersionSource // nil when not configured
+	version discovery.VersionSource // nil when not configured
+	// synced is the held part of each cache's resource; a cache without
+	// an entry holds its whole resource.
+	synced map[*versioncache.Cache]scope.Synced
 }
 
 // New returns the handler of the local API.
@@ -87,13 +115,15 @@ func newServer(cfg Config) (*server, error) {
 			return nil, fmt.Errorf("cache %d: %w", i, err)
 		}
 	}
+	if err := s.addScopes(cfg.Scopes); err != nil {
+		return nil, err
+	}
 	s.written = newWrittenFloors(s.caches)
 	if cfg.Cloud != nil {
-		p, err := newCloudProxy(cfg.Cloud, s.log)
+		p, err := proxy.New(cfg.Cloud, proxy.Options{Log: s.log, Clock: s.clock, ModifyResponse: s.observeWrite})
 		if err != nil {
 			return nil, fmt.Errorf("cloud proxy: %w", err)
 		}
-		p.ModifyResponse = s.observeWrite
 		s.cloud = p
 	}
 	return s, nil
@@ -126,12 +156,8 @@ func (s *server) routes() http.Handler {
 	read.Path("/healthz").HandlerFunc(s.serveLive)
 	read.Path("/livez").HandlerFunc(s.serveLive)
 	read.Path("/readyz").HandlerFunc(s.serveReady)
-	read.Path("/version").Handler(s.discovery(s.localVersion))
-	read.Path("/api").Handler(s.discovery(s.localAPIVersions))
-	read.Path("/api/v1").Handler(s.discovery(s.localCoreResources))
-	read.Path("/apis").Handler(s.discovery(s.localGroupList))
-	read.Path("/apis/{group}").Handler(s.discovery(s.localGroup))
-	read.Path("/apis/{group}/{version}").Handler(s.discovery(s.localGroupResources))
+	discovery.New(discovery.Config{Caches: s.caches, Version: s.version, Cloud: s.cloud, Connected: s.connected,
+		Log: s.log}).Register(read)
 	read.PathPrefix(corePrefix).HandlerFunc(s.serveCore)
 	read.PathPrefix(groupPrefix + "{group}/{version}/").HandlerFunc(s.serveGroup)
 	proxy := http.HandlerFunc(s.serveProxy)
@@ -159,35 +185,43 @@ func (s *server) serveGroup(w http.ResponseWriter, r *http.Request) {
 // names a configured resource without subresource, else through the cloud.
 func (s *server) serveResource(w http.ResponseWriter, r *http.Request, gv schema.GroupVersion, rest string) {
 	t, ok := s.resolve(gv, strings.Split(rest, "/"))
+	t.synced = s.synced[t.cache]
 	if !ok {
 		s.serveProxy(w, r)
 		return
 	}
 	if !t.ready() {
-		writeError(w, errStorageInitializing())
+		response.WriteError(w, response.StorageInitializing())
 		return
 	}
-	pc, err := negotiateResource(r, t)
+	pc := encode.ProtobufFor(t.resource())
+	resp, err := negotiate.Resource(r, pc != nil, t.name == "")
 	if err != nil {
-		writeError(w, err)
+		response.WriteError(w, err)
 		return
 	}
-	if pc != nil {
+	if resp.Protobuf() {
 		t.proto = pc
-		w = protoResponse{w}
 	}
 	if t.name != "" {
-		s.serveGet(w, r, t)
+		s.serveGet(w, r, t, resp)
 		return
 	}
 	req, err := parseList(r.URL.Query(), t)
 	if err != nil {
-		writeError(w, err)
+		resp.Error(w, err)
 		return
+	}
+	if !t.covers(scope.Request{Namespace: t.namespace, Label: req.opts.LabelSelector, Field: req.pred.Field}) {
+		if s.cloudReachable() {
+			s.serveProxy(w, r)
+			return
+		}
+		response.AddWarning(w, limitedWarning(t))
 	}
 	if req.opts.Watch {
-		s.serveWatch(w, r, t, req)
+		s.serveWatch(w, r, t, req, resp)
 		return
 	}
-	s.serveList(w, r, t, req)
+	s.serveList(w, r, t, req, resp)
 }

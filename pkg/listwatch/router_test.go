@@ -76,7 +76,7 @@ func TestRouting(t *testing.T) {
 	}
 }
 
-func checkProxied(t *testing.T, cloud *fakeCloud, r response, proxied bool, method, path string) {
+func checkProxied(t *testing.T, cloud *fakeCloud, r reply, proxied bool, method, path string) {
 	t.Helper()
 	if !proxied || r.code != http.StatusCreated || r.body != cloudAnswer {
 		t.Fatalf("got status %d body %q (proxied %v), want the cloud's 201", r.code, r.body, proxied)

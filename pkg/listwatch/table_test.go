@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 	testingclock "k8s.io/utils/clock/testing"
 
+	"github.com/apiserver-lite/apiserver-lite/pkg/listwatch/response"
 	"github.com/apiserver-lite/apiserver-lite/pkg/versioncache"
 )
 
@@ -23,13 +24,13 @@ const kubectlAccept = "application/json;as=Table;v=v1;g=meta.k8s.io,application/
 // pods were created.
 var tableNow = time.Date(2026, 1, 2, 4, 4, 5, 0, time.UTC)
 
-func MustTable(t testing.TB, r response) metav1.Table {
+func MustTable(t testing.TB, r reply) metav1.Table {
 	t.Helper()
 	if r.code != http.StatusOK {
 		t.Fatalf("got status %d body %s, want 200", r.code, r.body)
 	}
-	if got := r.header.Get("Content-Type"); got != contentTypeJSON {
-		t.Errorf("got Content-Type %q, want %q", got, contentTypeJSON)
+	if got := r.header.Get("Content-Type"); got != response.MediaTypeJSON {
+		t.Errorf("got Content-Type %q, want %q", got, response.MediaTypeJSON)
 	}
 	var tbl metav1.Table
 	if err := json.Unmarshal([]byte(r.body), &tbl); err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/apiserver-lite/apiserver-lite/pkg/listwatch/response"
 	"github.com/apiserver-lite/apiserver-lite/pkg/versioncache"
 )
 
@@ -24,11 +25,11 @@ func (s *server) awaitRV(ctx context.Context, c *versioncache.Cache, rv uint64) 
 	case err == nil:
 		return nil
 	case ctx.Err() != nil:
-		return cacheError(ctx.Err())
+		return response.CacheError(ctx.Err())
 	case timedOut:
-		return errTooLargeRV(rv, c.RV())
+		return response.TooLargeRV(rv, c.RV())
 	default:
-		return cacheError(err)
+		return response.CacheError(err)
 	}
 }
 

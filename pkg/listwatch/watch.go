@@ -1,17 +1,19 @@
 package listwatch
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"io"
 	"math/rand/v2"
 	"net/http"
-	"strconv"
 	"time"
 
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/utils/clock"
 
+	"github.com/apiserver-lite/apiserver-lite/pkg/listwatch/encode"
+	"github.com/apiserver-lite/apiserver-lite/pkg/listwatch/response"
 	"github.com/apiserver-lite/apiserver-lite/pkg/versioncache"
 )
 
@@ -37,34 +39,40 @@ const (
 // RV gets 200 and one ERROR event carrying 410 Expired, and a WatchList
 // whose RV the cache does not reach in time one carrying 504 Timeout, as in
 // kube-apiserver.
-func (s *server) serveWatch(w http.ResponseWriter, r *http.Request, t target, req *listRequest) {
-	tbl, err := parseTable(r, t)
-	if err != nil {
-		writeError(w, err)
+func (s *server) serveWatch(w http.ResponseWriter, r *http.Request, t target, req *listRequest, resp response.Responder) {
+	var tbl *encode.Table
+	if tt := resp.Table(); tt != nil {
+		if tbl = encode.NewTable(tt, t.groupResource()); tbl.Err() != nil {
+			resp.Error(w, tbl.Err())
+			return
+		}
+	}
+	if err := resp.StreamError(); err != nil {
+		resp.Error(w, err)
 		return
 	}
 	start, err := s.planWatch(r.Context(), t, req)
 	if err != nil {
-		writeErrorStream(w, err)
+		resp.ErrorStream(w, err)
 		return
 	}
 	watcher, err := t.cache.Watch(start.fromRV, start.sendState, req.pred)
 	var tooOld *versioncache.TooOldError
 	switch {
 	case errors.As(err, &tooOld):
-		writeErrorStream(w, cacheError(err))
+		resp.ErrorStream(w, response.CacheError(err))
 		return
 	case err != nil:
-		writeError(w, cacheError(err))
+		resp.Error(w, response.CacheError(err))
 		return
 	}
 	defer watcher.Stop()
-	startStream(w)
+	resp.StartStream(w)
 	rc := http.NewResponseController(w)
 	if err := rc.Flush(); err != nil || r.Method == http.MethodHead {
 		return
 	}
-	ws := s.newWatchStream(w, rc, watcher, t, req, start, tbl)
+	ws := s.newWatchStream(w, rc, watcher, t, req, start, tbl, resp)
 	if err := ws.run(r.Context()); err != nil {
 		s.log.Debug("watch stream ended", "resource", t.gvr.String(), "error", err)
 	}
@@ -75,7 +83,7 @@ func (s *server) serveWatch(w http.ResponseWriter, r *http.Request, t target, re
 
 // newWatchStream prepares the stream that writes watcher's events to w.
 func (s *server) newWatchStream(w http.ResponseWriter, rc *http.ResponseController, watcher *versioncache.Watcher,
-	t target, req *listRequest, start watchStart, tbl *tableRequest) *watchStream {
+	t target, req *listRequest, start watchStart, tbl *encode.Table, resp response.Responder) *watchStream {
 	ws := &watchStream{
 		out:      w,
 		rc:       rc,
@@ -89,38 +97,36 @@ func (s *server) newWatchStream(w http.ResponseWriter, rc *http.ResponseControll
 	}
 	ws.startRV = ws.lastRV
 	if tbl != nil {
-		ws.table = &tableFrames{req: tbl, clock: s.clock.Now}
+		ws.table = encode.NewTableFrames(tbl, s.clock.Now)
+	}
+	// Like kube's watch encoder, a PartialObjectMetadataList conversion,
+	// which no single object takes, leaves the events as they are.
+	if p := resp.Partial(); p != nil && !p.List {
+		ws.partial = encode.NewPartial(p, resp.MediaType())
+		ws.protoFrames = resp.Protobuf()
 	}
 	if req.opts.AllowWatchBookmarks {
-		ws.bookmarkHead = bookmarkHead(t.info.Kind, t.apiVersion())
+		ws.bookmarks = true
+		ws.kind, ws.apiVersion = t.info.Kind, t.apiVersion()
 		ws.initialEventsEnd = start.initialEventsEnd
 	}
 	return ws
 }
 
-// startStream writes the headers of a watch response.
-func startStream(w http.ResponseWriter) {
-	h := w.Header()
-	if negotiatesProtobuf(w) {
-		h.Set("Content-Type", contentTypeProtobufWatch)
-	} else {
-		h.Set("Content-Type", contentTypeJSON)
-	}
-	h.Set("Cache-Control", "no-cache, private")
-	w.WriteHeader(http.StatusOK)
-}
-
 // watchStream writes one watcher's events to one client. It is used by the
 // serving goroutine only.
 type watchStream struct {
-	out          io.Writer
-	rc           *http.ResponseController
-	watcher      *versioncache.Watcher
-	clock        clock.Clock
-	deadline     time.Time // the stream ends cleanly here
-	bookmarkHead []byte    // nil unless the client allows bookmarks
+	out      io.Writer
+	rc       *http.ResponseController
+	watcher  *versioncache.Watcher
+	clock    clock.Clock
+	deadline time.Time // the stream ends cleanly here
+	// bookmarks: the client allows bookmarks, whose objects are empty
+	// objects of kind and apiVersion.
+	bookmarks        bool
+	kind, apiVersion string
 	// initialEventsEnd asks for the WatchList bookmark after the initial
-	// events; only set together with bookmarkHead.
+	// events; only set together with bookmarks.
 	initialEventsEnd bool
 	// lastRV is the highest RV this watch has reached: its start RV, every
 	// event and progress marker delivered, and the cache RV at the last
@@ -135,9 +141,15 @@ type watchStream struct {
 	cacheRV func() uint64
 	// table encodes events as one-row Tables; nil unless the client asked
 	// for Tables.
-	table *tableFrames
+	table *encode.TableFrames
+	// partial converts event objects to PartialObjectMetadata; nil unless
+	// the client asked for it.
+	partial *encode.Partial
+	// protoFrames frames partial's objects in protobuf (also for custom
+	// resources, whose own objects are JSON only).
+	protoFrames bool
 	// proto encodes frames in protobuf; nil for JSON.
-	proto *protoCodec
+	proto *encode.Protobuf
 }
 
 // run writes the initial events, then live events and bookmarks until the
@@ -213,18 +225,21 @@ func (ws *watchStream) drain() error {
 	return nil
 }
 
-// write records ev's RV and writes its shared frame. Progress markers only
-// advance the RV.
+// write records ev's RV and writes its shared frame. Progress markers (no
+// object) only advance the RV.
 func (ws *watchStream) write(ev versioncache.Event) error {
 	ws.lastRV = max(ws.lastRV, ev.RV)
-	if ev.Type == watch.Bookmark || ev.Object == nil {
+	if ev.Object == nil {
 		return nil
 	}
 	if ws.table != nil {
-		return ws.table.write(ws.out, ev)
+		return ws.table.Write(ws.out, ev.Type, ev.Object.Raw, ev.Object.RV, false)
+	}
+	if ws.partial != nil {
+		return ws.writePartial(ev.Type, ev.Object.Raw)
 	}
 	if ws.proto != nil {
-		b, err := ws.proto.eventFrame(&ev, ev.Type)
+		b, err := ws.proto.EventFrame(&ev, ev.Type)
 		if err != nil {
 			return err
 		}
@@ -267,28 +282,42 @@ func (ws *watchStream) bookmark() error {
 
 // writeBookmark writes a BOOKMARK carrying lastRV and flushes.
 func (ws *watchStream) writeBookmark() error {
-	if ws.proto != nil {
-		b, err := ws.proto.bookmarkFrame(ws.lastRV, false)
-		if err != nil {
-			return err
-		}
-		if _, err := ws.out.Write(b); err != nil {
-			return err
-		}
-		return ws.rc.Flush()
-	}
-	frame := strconv.AppendUint(ws.bookmarkHead[:len(ws.bookmarkHead):len(ws.bookmarkHead)], ws.lastRV, 10)
-	frame = append(frame, "\"}}}\n"...)
-	if _, err := ws.out.Write(frame); err != nil {
+	if err := ws.writeBookmarkFrame(false); err != nil {
 		return err
 	}
 	return ws.rc.Flush()
 }
 
+// writeBookmarkFrame writes a BOOKMARK whose object is an empty object of
+// the kind with only metadata.resourceVersion (lastRV) set and, when
+// initialEventsEnd, the annotation k8s.io/initial-events-end: "true", as
+// kube-apiserver's cacher sends. A Table watch gets it as a one-row Table,
+// as kube's watch encoder converts every event.
+func (ws *watchStream) writeBookmarkFrame(initialEventsEnd bool) error {
+	if ws.partial != nil {
+		return ws.writePartial(watch.Bookmark, encode.BookmarkObject(ws.kind, ws.apiVersion, ws.lastRV, initialEventsEnd))
+	}
+	if ws.proto != nil {
+		b, err := ws.proto.BookmarkFrame(ws.lastRV, initialEventsEnd)
+		if err != nil {
+			return err
+		}
+		_, err = ws.out.Write(b)
+		return err
+	}
+	obj := encode.BookmarkObject(ws.kind, ws.apiVersion, ws.lastRV, initialEventsEnd)
+	if ws.table != nil {
+		return ws.table.Write(ws.out, watch.Bookmark, obj, ws.lastRV, initialEventsEnd)
+	}
+	frame := append([]byte(`{"type":"BOOKMARK","object":`), obj...)
+	_, err := ws.out.Write(append(frame, "}\n"...))
+	return err
+}
+
 // nextBookmark arms a timer for the next bookmark, or returns nil when
 // bookmarks are off or none is due before the deadline.
 func (ws *watchStream) nextBookmark() clock.Timer {
-	if ws.bookmarkHead == nil {
+	if !ws.bookmarks {
 		return nil
 	}
 	now := ws.clock.Now()
@@ -309,22 +338,6 @@ func nextBookmarkTime(now, deadline time.Time) (time.Time, bool) {
 	return heartbeat, heartbeat.Before(deadline)
 }
 
-// bookmarkHead is a BOOKMARK frame up to its resourceVersion value.
-func bookmarkHead(kind, apiVersion string) []byte {
-	b := []byte(`{"type":"BOOKMARK","object":{"kind":`)
-	b = appendJSONString(b, kind)
-	b = append(b, `,"apiVersion":`...)
-	b = appendJSONString(b, apiVersion)
-	return append(b, `,"metadata":{"resourceVersion":"`...)
-}
-
-// errorFrame is an ERROR watch event carrying err's Status.
-func errorFrame(err error) []byte {
-	b := []byte(`{"type":"ERROR","object":`)
-	b = append(b, marshalStatus(toStatus(err))...)
-	return append(b, "}\n"...)
-}
-
 func timerC(t clock.Timer) <-chan time.Time {
 	if t == nil {
 		return nil
@@ -336,4 +349,24 @@ func stopTimer(t clock.Timer) {
 	if t != nil {
 		t.Stop()
 	}
+}
+
+// writePartial writes a frame of type typ whose object is raw's
+// PartialObjectMetadata, in the stream's framing.
+func (ws *watchStream) writePartial(typ watch.EventType, raw []byte) error {
+	obj, err := ws.partial.Object(raw)
+	if err != nil {
+		return err
+	}
+	var frame []byte
+	if ws.protoFrames {
+		if frame, err = response.ProtobufWatchFrame(typ, obj); err != nil {
+			return err
+		}
+	} else {
+		frame = append([]byte(`{"type":"`+string(typ)+`","object":`), bytes.TrimRight(obj, "\n")...)
+		frame = append(frame, "}\n"...)
+	}
+	_, err = ws.out.Write(frame)
+	return err
 }

@@ -7,6 +7,8 @@ import (
 
 	"k8s.io/apimachinery/pkg/watch"
 	clocktesting "k8s.io/utils/clock/testing"
+
+	"github.com/apiserver-lite/apiserver-lite/pkg/listwatch/response"
 )
 
 // MustFrames reads n frames and returns their type/namespace/name/RV.
@@ -39,8 +41,8 @@ func TestWatchSendsStateThenChanges(t *testing.T) {
 			f := newFixture(t)
 			srv := MustServer(t, Config{Caches: f.caches()})
 			wc := MustWatch(t, srv.URL+"/api/v1/namespaces/default/pods?"+query)
-			if wc.resp.StatusCode != http.StatusOK || wc.resp.Header.Get("Content-Type") != contentTypeJSON {
-				t.Fatalf("got %d %q, want 200 %q", wc.resp.StatusCode, wc.resp.Header.Get("Content-Type"), contentTypeJSON)
+			if wc.resp.StatusCode != http.StatusOK || wc.resp.Header.Get("Content-Type") != response.MediaTypeJSON {
+				t.Fatalf("got %d %q, want 200 %q", wc.resp.StatusCode, wc.resp.Header.Get("Content-Type"), response.MediaTypeJSON)
 			}
 			checkFrames(t, wc.MustFrames(t, 2), []string{"ADDED default/web-1 11", "ADDED default/web-2 12"})
 			MustApply(t, f.pods, 21, watch.Modified, podJSON("default", "web-2", 21, "node-b", "Succeeded", nil))

@@ -1,12 +1,6 @@
 package listwatch
 
-import (
-	"context"
-	"net/http"
-	"strconv"
-
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-)
+import "context"
 
 // watchStart is where a watch begins, decided from its options the way
 // kube-apiserver's cacher.Watch does.
@@ -54,39 +48,10 @@ func (s *server) planWatch(ctx context.Context, t target, req *listRequest) (wat
 	}
 }
 
-// writeErrorStream answers a watch with 200 and one ERROR event carrying
-// err, as kube-apiserver's errWatcher does for errors found after the
-// request was validated.
-func writeErrorStream(w http.ResponseWriter, err error) {
-	startStream(w)
-	if negotiatesProtobuf(w) {
-		_, _ = w.Write(protoErrorFrame(err))
-	} else {
-		_, _ = w.Write(errorFrame(err))
-	}
-	_ = http.NewResponseController(w).Flush()
-}
-
 // writeInitialEventsEnd writes the BOOKMARK that ends a WatchList's
 // initial events: it carries lastRV (the snapshot RV) and the annotation
 // k8s.io/initial-events-end: "true". It is written even without initial
 // events, since client-go's reflector is synced only when it arrives.
 func (ws *watchStream) writeInitialEventsEnd() error {
-	if ws.proto != nil {
-		b, err := ws.proto.bookmarkFrame(ws.lastRV, true)
-		if err != nil {
-			return err
-		}
-		_, err = ws.out.Write(b)
-		return err
-	}
-	frame := append([]byte(nil), ws.bookmarkHead...)
-	frame = strconv.AppendUint(frame, ws.lastRV, 10)
-	frame = append(frame, initialEventsEndTail...)
-	_, err := ws.out.Write(frame)
-	return err
+	return ws.writeBookmarkFrame(true)
 }
-
-// initialEventsEndTail closes an initial-events-end BOOKMARK frame after
-// its resourceVersion value.
-var initialEventsEndTail = []byte(`","annotations":{"` + metav1.InitialEventsAnnotationKey + `":"true"}}}}` + "\n")

@@ -1,22 +1,16 @@
 package listwatch
 
 import (
-	"bytes"
-	"compress/gzip"
 	"context"
-	"encoding/json"
-	"io"
-	"mime"
 	"net/http"
-	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/apiserver-lite/apiserver-lite/pkg/listwatch/proxy"
+	"github.com/apiserver-lite/apiserver-lite/pkg/listwatch/response"
 	"github.com/apiserver-lite/apiserver-lite/pkg/versioncache"
 )
 
@@ -29,11 +23,6 @@ const (
 	// the cache as it is: the sync is behind (or the cloud link is down),
 	// and a stale answer beats none.
 	readYourWritesWait = time.Second
-	// maxWriteResponseScan is the largest write response body (after
-	// decompression) read to find its resourceVersion: etcd's default
-	// request limit (1.5 MiB) plus room for the JSON envelope. Larger
-	// bodies are passed through unread.
-	maxWriteResponseScan = 2 << 20
 )
 
 // writeTargetKey is the context key under which serveProxy passes the cache
@@ -85,111 +74,18 @@ func (s *server) writeTarget(path string) *versioncache.Cache {
 }
 
 // observeWrite is the cloud proxy's ModifyResponse: for a successful write
-// to a configured resource it reads the resourceVersion of the returned
-// object and records it for read-your-writes. It never fails the response:
-// a body it cannot read is passed on as it came.
+// to a configured resource it records the resourceVersion of the returned
+// object for read-your-writes. It never fails the response: a body it
+// cannot read is passed on as it came.
 func (s *server) observeWrite(resp *http.Response) error {
 	c, ok := resp.Request.Context().Value(writeTargetKey{}).(*versioncache.Cache)
-	if !ok || resp.StatusCode < 200 || resp.StatusCode > 299 {
+	if !ok {
 		return nil
 	}
-	mediaType, _, err := mime.ParseMediaType(resp.Header.Get("Content-Type"))
-	if err != nil || (mediaType != contentTypeJSON && mediaType != mediaTypeProtobuf) {
-		return nil
-	}
-	if resp.ContentLength > maxWriteResponseScan {
-		return nil
-	}
-	body, complete, err := readBounded(resp.Body, maxWriteResponseScan)
-	resp.Body = &replayBody{Reader: io.MultiReader(bytes.NewReader(body), resp.Body), Closer: resp.Body}
-	if err != nil || !complete {
-		return nil
-	}
-	if rv, ok := writtenObjectRV(body, mediaType, resp.Header.Get("Content-Encoding")); ok {
+	if rv, ok := proxy.WrittenRV(resp); ok {
 		s.recordWrite(c, rv)
 	}
 	return nil
-}
-
-// readBounded reads r up to limit bytes. complete reports that r ended
-// within them; otherwise the bytes read so far are returned for replay.
-func readBounded(r io.Reader, limit int64) (b []byte, complete bool, err error) {
-	b, err = io.ReadAll(io.LimitReader(r, limit+1))
-	return b, err == nil && int64(len(b)) <= limit, err
-}
-
-// writtenObjectRV returns metadata.resourceVersion of a JSON or protobuf
-// write response, identity or gzip encoded. A Status (what some deletes
-// return) carries none.
-func writtenObjectRV(body []byte, mediaType, encoding string) (uint64, bool) {
-	switch encoding {
-	case "", "identity":
-	case "gzip":
-		zr, err := gzip.NewReader(bytes.NewReader(body))
-		if err != nil {
-			return 0, false
-		}
-		var complete bool
-		if body, complete, err = readBounded(zr, maxWriteResponseScan); err != nil || !complete {
-			return 0, false
-		}
-	default:
-		return 0, false
-	}
-	var rv string
-	if mediaType == mediaTypeProtobuf {
-		rv = protobufRV(body)
-	} else {
-		rv = jsonRV(body)
-	}
-	n, err := strconv.ParseUint(rv, 10, 64)
-	return n, err == nil && n > 0
-}
-
-// jsonRV returns metadata.resourceVersion of a JSON object, "" for a Status.
-func jsonRV(body []byte) string {
-	var obj struct {
-		Kind     string `json:"kind"`
-		Metadata struct {
-			ResourceVersion string `json:"resourceVersion"`
-		} `json:"metadata"`
-	}
-	if err := json.Unmarshal(body, &obj); err != nil || obj.Kind == statusKind {
-		return ""
-	}
-	return obj.Metadata.ResourceVersion
-}
-
-// protobufMagic starts every Kubernetes protobuf body: "k8s\0", then a
-// runtime.Unknown envelope around the object.
-var protobufMagic = []byte{0x6b, 0x38, 0x73, 0x00}
-
-// protobufRV returns metadata.resourceVersion of a protobuf object, "" for
-// a Status. Every built-in kind has its ObjectMeta as field 1, as
-// PartialObjectMetadata does, whose decoder skips the other fields.
-func protobufRV(body []byte) string {
-	var u runtime.Unknown
-	if !bytes.HasPrefix(body, protobufMagic) || u.Unmarshal(body[len(protobufMagic):]) != nil || u.Kind == statusKind {
-		return ""
-	}
-	var m metav1.PartialObjectMetadata
-	if err := m.Unmarshal(u.Raw); err != nil {
-		return ""
-	}
-	return m.ResourceVersion
-}
-
-// statusKind is the kind of a metav1.Status body, which carries no object.
-const statusKind = "Status"
-
-// mediaTypeProtobuf is Kubernetes' protobuf media type.
-const mediaTypeProtobuf = "application/vnd.kubernetes.protobuf"
-
-// replayBody is a response body whose first bytes were already read: it
-// reads them again, then the rest, and closes the original body.
-type replayBody struct {
-	io.Reader
-	io.Closer
 }
 
 // recordWrite raises c's read-your-writes floor to rv.
@@ -231,4 +127,14 @@ func newWrittenFloors(caches []*versioncache.Cache) map[*versioncache.Cache]*ato
 		out[c] = new(atomic.Uint64)
 	}
 	return out
+}
+
+// serveProxy forwards a request to the cloud, or answers 503 when there is
+// no cloud.
+func (s *server) serveProxy(w http.ResponseWriter, r *http.Request) {
+	if s.cloud == nil {
+		response.WriteError(w, response.CloudUnavailable())
+		return
+	}
+	s.cloud.ServeHTTP(w, s.withWriteTarget(r))
 }

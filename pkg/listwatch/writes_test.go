@@ -15,6 +15,8 @@ import (
 	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	clocktesting "k8s.io/utils/clock/testing"
+
+	"github.com/apiserver-lite/apiserver-lite/pkg/listwatch/response"
 )
 
 // cloudReply is what the fake cloud answers every request with.
@@ -64,7 +66,7 @@ func mustProtobuf(t *testing.T, js string) string {
 	if err != nil {
 		t.Fatalf("decode %s: %v", js, err)
 	}
-	info, ok := runtime.SerializerInfoForMediaType(scheme.Codecs.SupportedMediaTypes(), mediaTypeProtobuf)
+	info, ok := runtime.SerializerInfoForMediaType(scheme.Codecs.SupportedMediaTypes(), response.MediaTypeProtobuf)
 	if !ok {
 		t.Fatalf("no protobuf serializer")
 	}
@@ -81,7 +83,7 @@ func mustProtobuf(t *testing.T, js string) string {
 // nothing, and every body reaches the client unchanged.
 func TestProxiedWriteRecordsResourceVersion(t *testing.T) {
 	pod := podJSON("default", "web-1", 25, "node-a", "Running", nil)
-	huge := podJSON("default", "web-1", 25, "node-a", "Running", map[string]string{"big": strings.Repeat("x", maxWriteResponseScan)})
+	huge := podJSON("default", "web-1", 25, "node-a", "Running", map[string]string{"big": strings.Repeat("x", writeScanLimit)})
 	status := `{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Success","details":{"name":"web-1","kind":"pods","uid":"u"}}`
 	tests := []struct {
 		name, method, path string
@@ -98,9 +100,9 @@ func TestProxiedWriteRecordsResourceVersion(t *testing.T) {
 			cloudReply{code: 200, body: configMapJSON("default", "settings", 26, nil)}, 0, 26},
 		{"failed write", http.MethodPut, "/api/v1/namespaces/default/pods/web-1", cloudReply{code: 409, body: pod}, 0, 0},
 		{"protobuf", http.MethodPut, "/api/v1/namespaces/default/pods/web-1/status",
-			cloudReply{code: 200, contentType: mediaTypeProtobuf, body: mustProtobuf(t, pod)}, 25, 0},
+			cloudReply{code: 200, contentType: response.MediaTypeProtobuf, body: mustProtobuf(t, pod)}, 25, 0},
 		{"protobuf Status", http.MethodDelete, "/api/v1/namespaces/default/pods/web-1",
-			cloudReply{code: 200, contentType: mediaTypeProtobuf, body: mustProtobuf(t, status)}, 0, 0},
+			cloudReply{code: 200, contentType: response.MediaTypeProtobuf, body: mustProtobuf(t, status)}, 0, 0},
 		{"other media type", http.MethodPut, "/api/v1/namespaces/default/pods/web-1",
 			cloudReply{code: 200, contentType: "application/yaml", body: pod}, 0, 0},
 		{"unconfigured resource", http.MethodPut, "/api/v1/namespaces/default/secrets/s", cloudReply{code: 200, body: pod}, 0, 0},
@@ -110,7 +112,7 @@ func TestProxiedWriteRecordsResourceVersion(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			if tc.reply.contentType == "" {
-				tc.reply.contentType = contentTypeJSON
+				tc.reply.contentType = response.MediaTypeJSON
 			}
 			f := newFixture(t)
 			s, err := newServer(Config{Caches: f.caches(), Cloud: newReplyCloud(t, tc.reply)})
@@ -153,7 +155,7 @@ func TestReadYourWrites(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFixture(t)
 			fc := clocktesting.NewFakeClock(time.Now())
-			cloud := newReplyCloud(t, cloudReply{code: 200, contentType: contentTypeJSON,
+			cloud := newReplyCloud(t, cloudReply{code: 200, contentType: response.MediaTypeJSON,
 				body: podJSON("default", "web-1", 25, "node-a", "Succeeded", nil)})
 			srv := MustServer(t, Config{Caches: f.caches(), Cloud: cloud, Clock: fc})
 			if r := MustDo(t, http.MethodPut, srv.URL+podPath+"/status", nil, "{}"); r.code != http.StatusOK {
@@ -202,21 +204,5 @@ func testWatchListReadsWrite(t *testing.T, f *fixture, fc *clocktesting.FakeCloc
 	}
 }
 
-// FuzzWrittenObjectRV feeds arbitrary cloud write responses to the
-// resourceVersion reader: it must not panic, and it accepts only RVs above
-// 0.
-func FuzzWrittenObjectRV(f *testing.F) {
-	f.Add([]byte(podJSON("default", "p", 25, "n", "Running", nil)), false)
-	f.Add([]byte(`{"kind":"Status","metadata":{"resourceVersion":"3"}}`), false)
-	f.Add([]byte("k8s\x00\x0a\x04\x0a\x02v1"), true)
-	f.Fuzz(func(t *testing.T, body []byte, protobuf bool) {
-		mediaType := contentTypeJSON
-		if protobuf {
-			mediaType = mediaTypeProtobuf
-		}
-		rv, ok := writtenObjectRV(body, mediaType, "")
-		if ok && rv == 0 {
-			t.Errorf("got ok with RV 0 for %q", body)
-		}
-	})
-}
+// writeScanLimit is the proxy's limit on write response bodies it reads.
+const writeScanLimit = 2 << 20

@@ -17,6 +17,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes/scheme"
+	"sigs.k8s.io/yaml"
 )
 
 // requestTimeout bounds one request row; a too large resourceVersion is
@@ -179,7 +180,7 @@ func do(ctx context.Context, sd side, path, query, accept string) (answer, error
 	return a, nil
 }
 
-// decodeBody decodes JSON or protobuf into a map. typed decodes JSON into
+// decodeBody decodes JSON, YAML or protobuf into a map. typed decodes JSON into
 // the Go type too, so it compares equal to the same object from protobuf.
 func decodeBody(body []byte, mediaType string, typed bool) (map[string]any, error) {
 	if mediaType == runtime.ContentTypeProtobuf || typed {
@@ -189,6 +190,13 @@ func decodeBody(body []byte, mediaType string, typed bool) (map[string]any, erro
 		}
 		obj.GetObjectKind().SetGroupVersionKind(*gvk)
 		return runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
+	}
+	if mediaType == runtime.ContentTypeYAML {
+		j, err := yaml.YAMLToJSON(body)
+		if err != nil {
+			return nil, fmt.Errorf("decode YAML: %w", err)
+		}
+		body = j
 	}
 	var m map[string]any
 	if err := json.Unmarshal(body, &m); err != nil {

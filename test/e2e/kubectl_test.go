@@ -30,8 +30,10 @@ func testKubectlThroughEdge(t *testing.T, c *framework.Cluster) {
 		if !tableHasRow(out, fidelityNS, boundPod) {
 			t.Errorf("no row %s/%s (bound to %s) in:\n%s", fidelityNS, boundPod, c.NodeName, out)
 		}
-		if tableHasRow(out, fidelityNS, elsewherePod) {
-			t.Errorf("row %s/%s is bound to %s, not this node, in:\n%s", fidelityNS, elsewherePod, otherNode, out)
+		// All pods is wider than the synced scope (this node's pods), so
+		// while the cloud is reachable it answers, other nodes' pods included.
+		if !tableHasRow(out, fidelityNS, elsewherePod) {
+			t.Errorf("no row %s/%s (bound to %s) in the cloud's answer:\n%s", fidelityNS, elsewherePod, otherNode, out)
 		}
 	})
 	t.Run("get cm -A -o json", func(t *testing.T) {

@@ -1,4 +1,4 @@
-package listwatch
+package discovery
 
 import (
 	"crypto/sha512"
@@ -12,22 +12,19 @@ import (
 	apidiscoveryv2 "k8s.io/api/apidiscovery/v2"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-)
 
-// contentTypeAggregated is the Content-Type of aggregated discovery
-// answers, with the parameters in the order kube-apiserver writes them.
-const contentTypeAggregated = contentTypeJSON + ";" + paramGroup + "=" + aggregatedGroup + ";" +
-	paramVersion + "=" + aggregatedVersion + ";" + paramAs + "=" + aggregatedKind
+	"github.com/apiserver-lite/apiserver-lite/pkg/listwatch/response"
+)
 
 // writeAggregated answers /api (core) or /apis (named groups) with an
 // APIGroupDiscoveryList of the configured resources, with kube-apiserver's
 // ETag, Vary and Cache-Control headers and its 304 on a matching
 // If-None-Match, which client-go's disk cache relies on.
-func (s *server) writeAggregated(w http.ResponseWriter, r *http.Request, core bool) {
+func (s *Server) writeAggregated(w http.ResponseWriter, r *http.Request, core bool) {
 	list := s.aggregatedList(core)
 	body, err := json.Marshal(list)
 	if err != nil {
-		writeError(w, err)
+		response.WriteError(w, err)
 		return
 	}
 	etag := strconv.Quote(fmt.Sprintf("%X", sha512.Sum512(body)))
@@ -40,7 +37,7 @@ func (s *server) writeAggregated(w http.ResponseWriter, r *http.Request, core bo
 		return
 	}
 	body = append(body, '\n')
-	h.Set("Content-Type", contentTypeAggregated)
+	h.Set("Content-Type", response.ContentTypeAggregated)
 	h.Set("Content-Length", strconv.Itoa(len(body)))
 	w.WriteHeader(http.StatusOK)
 	_, _ = w.Write(body)
@@ -48,14 +45,14 @@ func (s *server) writeAggregated(w http.ResponseWriter, r *http.Request, core bo
 
 // aggregatedList is the discovery document of the core group (core) or of
 // the named groups, the latter by name with versions in priority order.
-func (s *server) aggregatedList(core bool) *apidiscoveryv2.APIGroupDiscoveryList {
+func (s *Server) aggregatedList(core bool) *apidiscoveryv2.APIGroupDiscoveryList {
 	list := &apidiscoveryv2.APIGroupDiscoveryList{
-		TypeMeta: metav1.TypeMeta{Kind: aggregatedKind, APIVersion: aggregatedGroup + "/" + aggregatedVersion},
+		TypeMeta: metav1.TypeMeta{Kind: response.AggregatedKind, APIVersion: response.AggregatedGroup + "/" + response.AggregatedVersion},
 		Items:    []apidiscoveryv2.APIGroupDiscovery{},
 	}
 	if core {
 		list.Items = append(list.Items, apidiscoveryv2.APIGroupDiscovery{
-			Versions: []apidiscoveryv2.APIVersionDiscovery{s.versionDiscovery(coreGroupVersion)},
+			Versions: []apidiscoveryv2.APIVersionDiscovery{s.versionDiscovery(CoreGroupVersion)},
 		})
 		return list
 	}
@@ -74,7 +71,7 @@ func (s *server) aggregatedList(core bool) *apidiscoveryv2.APIGroupDiscoveryList
 // ConvertGroupVersionIntoToDiscovery does, sorted by name as kube installs
 // them. A locally served version is always Current: its resources are
 // known, even while the cloud is unreachable.
-func (s *server) versionDiscovery(gv schema.GroupVersion) apidiscoveryv2.APIVersionDiscovery {
+func (s *Server) versionDiscovery(gv schema.GroupVersion) apidiscoveryv2.APIVersionDiscovery {
 	infos := s.resourceList(gv).APIResources
 	resources := make([]apidiscoveryv2.APIResourceDiscovery, 0, len(infos))
 	for _, info := range infos {

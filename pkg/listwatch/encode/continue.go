@@ -1,4 +1,4 @@
-package listwatch
+package encode
 
 import (
 	"encoding/base64"
@@ -13,9 +13,9 @@ import (
 // reads and writes.
 const continueAPIVersion = "meta.k8s.io/v1"
 
-// continueLatestRV in a token means "continue at the latest state": kube
+// ContinueLatestRV in a token means "continue at the latest state": kube
 // hands such a token out with the 410 for an expired one.
-const continueLatestRV = -1
+const ContinueLatestRV = -1
 
 // Continue token errors, worded as kube-apiserver's storage package words
 // them; the 400 message is "invalid continue token: " followed by one.
@@ -35,11 +35,11 @@ type continueToken struct {
 	StartKey        string `json:"start"`
 }
 
-// decodeContinue parses a continue token as kube-apiserver's DecodeContinue
+// DecodeContinue parses a continue token as kube-apiserver's DecodeContinue
 // does and returns the start key without its leading "/" (the form
 // versioncache.PageOptions.Start takes) and the token's RV: positive for
 // "exactly at", negative for "at the latest".
-func decodeContinue(token string) (start string, rv int64, err error) {
+func DecodeContinue(token string) (start string, rv int64, err error) {
 	data, err := base64.RawURLEncoding.DecodeString(token)
 	if err != nil {
 		return "", 0, fmt.Errorf("%w: %v", errGenericInvalidKey, err)
@@ -69,9 +69,9 @@ func decodeContinue(token string) (start string, rv int64, err error) {
 	return key[1:], c.ResourceVersion, nil
 }
 
-// encodeContinue builds the token for a next page starting at start (as
+// EncodeContinue builds the token for a next page starting at start (as
 // versioncache.Page.Next gives it) at rv.
-func encodeContinue(start string, rv int64) string {
+func EncodeContinue(start string, rv int64) string {
 	out, _ := json.Marshal(&continueToken{APIVersion: continueAPIVersion, ResourceVersion: rv, StartKey: "/" + start}) // strings and a number always encode
 	return base64.RawURLEncoding.EncodeToString(out)
 }

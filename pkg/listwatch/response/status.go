@@ -1,4 +1,4 @@
-package listwatch
+package response
 
 import (
 	"context"
@@ -6,10 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"strconv"
+	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/apiserver-lite/apiserver-lite/pkg/versioncache"
 )
@@ -27,32 +28,9 @@ const (
 	cloudRetryAfterSeconds = 1
 )
 
-// Content types of the answers.
-const (
-	contentTypeJSON = "application/json"
-	contentTypeText = "text/plain; charset=utf-8"
-)
-
-// writeError writes err as a metav1.Status JSON body whose HTTP status is its
-// code, with Retry-After when the status carries a retry hint.
-func writeError(w http.ResponseWriter, err error) {
-	st := toStatus(err)
-	if negotiatesProtobuf(w) && writeProtoError(w, st) {
-		return
-	}
-	h := w.Header()
-	h.Set("Content-Type", contentTypeJSON)
-	h.Set("X-Content-Type-Options", "nosniff")
-	if d := st.Details; d != nil && d.RetryAfterSeconds > 0 {
-		h.Set("Retry-After", strconv.Itoa(int(d.RetryAfterSeconds)))
-	}
-	w.WriteHeader(int(st.Code))
-	_, _ = w.Write(append(marshalStatus(st), '\n'))
-}
-
-// toStatus converts err the way kube-apiserver's ErrorToAPIStatus does:
+// ToStatus converts err the way kube-apiserver's ErrorToAPIStatus does:
 // API status errors keep their status, anything else becomes 500.
-func toStatus(err error) metav1.Status {
+func ToStatus(err error) metav1.Status {
 	var st metav1.Status
 	var apiStatus apierrors.APIStatus
 	if errors.As(err, &apiStatus) {
@@ -70,8 +48,8 @@ func toStatus(err error) metav1.Status {
 	return st
 }
 
-// marshalStatus encodes st as JSON.
-func marshalStatus(st metav1.Status) []byte {
+// MarshalStatus encodes st as JSON.
+func MarshalStatus(st metav1.Status) []byte {
 	b, err := json.Marshal(st)
 	if err != nil {
 		// A Status holds only strings and numbers; this cannot happen.
@@ -80,15 +58,40 @@ func marshalStatus(st metav1.Status) []byte {
 	return b
 }
 
-// errStorageInitializing is kube-apiserver's answer while a resource's
+// RouteNotAcceptable is kube-apiserver's 406 from its route layer
+// (go-restful) for an Accept header none of whose media types a route
+// produces: go-restful's message, wrapped by the apiserver's service error
+// handler in a generic Status.
+func RouteNotAcceptable(available []string) error {
+	msg := "406: Not Acceptable\n\nAvailable representations: " + strings.Join(available, ", ")
+	return apierrors.NewGenericServerResponse(http.StatusNotAcceptable, "", schema.GroupResource{}, "", msg, 0, false)
+}
+
+// NotAcceptable is kube-apiserver's 406 listing the media types it serves.
+func NotAcceptable(supported []string) error {
+	return NotAcceptableMessage("only the following media types are accepted: " + strings.Join(supported, ", "))
+}
+
+// NotAcceptableMessage is a 406 with msg, as kube-apiserver answers a
+// conversion it cannot make.
+func NotAcceptableMessage(msg string) error {
+	return &apierrors.StatusError{ErrStatus: metav1.Status{
+		Status:  metav1.StatusFailure,
+		Code:    http.StatusNotAcceptable,
+		Reason:  metav1.StatusReasonNotAcceptable,
+		Message: msg,
+	}}
+}
+
+// StorageInitializing is kube-apiserver's answer while a resource's
 // watch cache is not ready.
-func errStorageInitializing() error {
+func StorageInitializing() error {
 	return apierrors.NewTooManyRequests("storage is (re)initializing", initializingRetryAfterSeconds)
 }
 
-// errTooLargeRV mirrors kube-apiserver's NewTooLargeResourceVersionError;
+// TooLargeRV mirrors kube-apiserver's NewTooLargeResourceVersionError;
 // client-go relists when it sees the ResourceVersionTooLarge cause.
-func errTooLargeRV(requested, current uint64) error {
+func TooLargeRV(requested, current uint64) error {
 	msg := fmt.Sprintf("Too large resource version: %d, current: %d", requested, current)
 	err := apierrors.NewTimeoutError(msg, tooLargeRVRetryAfterSeconds)
 	err.ErrStatus.Details.Causes = []metav1.StatusCause{{
@@ -113,30 +116,30 @@ const (
 		"and now may show up in the list."
 )
 
-// errListExpired is the 410 for an exact list older than the event ring.
-func errListExpired() error {
+// ListExpired is the 410 for an exact list older than the event ring.
+func ListExpired() error {
 	return apierrors.NewResourceExpired(listExpiredMessage)
 }
 
-// errContinueExpired is the 410 for a continue token older than the event
-// ring. Like kube it carries, in metadata.continue, a token for the rest of
-// the list from start at the latest state.
-func errContinueExpired(start string) error {
+// ContinueExpired is the 410 for a continue token older than the event
+// ring. Like kube's it carries, in metadata.continue, next: a token for the
+// rest of the list at the latest state.
+func ContinueExpired(next string) error {
 	err := apierrors.NewResourceExpired(inconsistentContinueMessage)
-	err.ErrStatus.ListMeta.Continue = encodeContinue(start, continueLatestRV)
+	err.ErrStatus.ListMeta.Continue = next
 	return err
 }
 
-// errCloudUnavailable answers requests the cloud must serve while it cannot
+// CloudUnavailable answers requests the cloud must serve while it cannot
 // be reached.
-func errCloudUnavailable() error {
+func CloudUnavailable() error {
 	err := apierrors.NewServiceUnavailable("the cloud API server is unreachable")
 	err.ErrStatus.Details = &metav1.StatusDetails{RetryAfterSeconds: cloudRetryAfterSeconds}
 	return err
 }
 
-// errPathNotFound is the 404 for a path no handler serves.
-func errPathNotFound() error {
+// PathNotFound is the 404 for a path no handler serves.
+func PathNotFound() error {
 	return &apierrors.StatusError{ErrStatus: metav1.Status{
 		Status:  metav1.StatusFailure,
 		Code:    http.StatusNotFound,
@@ -145,15 +148,15 @@ func errPathNotFound() error {
 	}}
 }
 
-// cacheError maps a versioncache error to the API error kube-apiserver
+// CacheError maps a versioncache error to the API error kube-apiserver
 // gives for the same state of its own watch cache.
-func cacheError(err error) error {
+func CacheError(err error) error {
 	var tooOld *versioncache.TooOldError
 	switch {
 	case errors.As(err, &tooOld):
 		return apierrors.NewResourceExpired(tooOld.Error())
 	case errors.Is(err, versioncache.ErrNotReady):
-		return errStorageInitializing()
+		return StorageInitializing()
 	case errors.Is(err, versioncache.ErrClosed):
 		return apierrors.NewServiceUnavailable("the local cache is shutting down")
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):

@@ -1,4 +1,4 @@
-package listwatch
+package proxy
 
 import (
 	"context"
@@ -12,6 +12,9 @@ import (
 	"time"
 
 	"k8s.io/client-go/rest"
+	"k8s.io/utils/clock"
+
+	"github.com/apiserver-lite/apiserver-lite/pkg/listwatch/response"
 )
 
 // Bounds on cloud connections, so an unreachable cloud answers fast.
@@ -35,27 +38,38 @@ const (
 // daemon's credentials as someone else.
 const impersonateHeaderPrefix = "Impersonate-"
 
-// newCloudProxy returns a reverse proxy to the cloud that authenticates
-// with cfg's credentials, streams responses as they arrive (watches) and
-// passes protocol upgrades through. It answers 503 when the cloud cannot be
+// Options are the proxy's seams.
+type Options struct {
+	Log *slog.Logger // never nil
+	// Clock bounds the wait for response headers; never nil.
+	Clock clock.WithDelayedExecution
+	// ModifyResponse, when set, sees every cloud response before it is
+	// passed on (httputil.ReverseProxy.ModifyResponse).
+	ModifyResponse func(*http.Response) error
+}
+
+// New returns a reverse proxy to the cloud that authenticates with cfg's
+// credentials, streams responses as they arrive (watches) and passes
+// protocol upgrades through. It answers 503 when the cloud cannot be
 // reached.
-func newCloudProxy(cfg *rest.Config, log *slog.Logger) (*httputil.ReverseProxy, error) {
+func New(cfg *rest.Config, opts Options) (*httputil.ReverseProxy, error) {
 	target, _, err := rest.DefaultServerUrlFor(cfg)
 	if err != nil {
-		return nil, fmt.Errorf("cloud URL: %w", err)
+		return nil, fmt.Errorf("url: %w", err)
 	}
 	cfg = rest.CopyConfig(cfg)
-	cfg.Dial = boundedDial(cfg.Dial)
+	cfg.Dial = boundedDial(cfg.Dial, opts.Clock)
 	rt, err := rest.TransportFor(cfg)
 	if err != nil {
-		return nil, fmt.Errorf("cloud transport: %w", err)
+		return nil, fmt.Errorf("transport: %w", err)
 	}
 	return &httputil.ReverseProxy{
-		Rewrite:       func(pr *httputil.ProxyRequest) { rewriteToCloud(pr, target) },
-		Transport:     &headerTimeoutTransport{next: rt, timeout: cloudResponseHeaderTimeout},
-		FlushInterval: -1,
-		ErrorLog:      slog.NewLogLogger(log.Handler(), slog.LevelDebug),
-		ErrorHandler:  cloudUnavailable(log),
+		Rewrite:        func(pr *httputil.ProxyRequest) { rewriteToCloud(pr, target) },
+		Transport:      &headerTimeoutTransport{next: rt, timeout: cloudResponseHeaderTimeout, clock: opts.Clock},
+		FlushInterval:  -1,
+		ErrorLog:       slog.NewLogLogger(opts.Log.Handler(), slog.LevelDebug),
+		ErrorHandler:   Unavailable(opts.Log),
+		ModifyResponse: opts.ModifyResponse,
 	}, nil
 }
 
@@ -71,39 +85,32 @@ func rewriteToCloud(pr *httputil.ProxyRequest, target *url.URL) {
 	}
 }
 
-// cloudUnavailable answers a request the cloud could not take with 503 and
-// a retry hint.
-func cloudUnavailable(log *slog.Logger) func(http.ResponseWriter, *http.Request, error) {
+// Unavailable answers a request the cloud could not take with 503 and a
+// retry hint.
+func Unavailable(log *slog.Logger) func(http.ResponseWriter, *http.Request, error) {
 	return func(w http.ResponseWriter, r *http.Request, err error) {
 		if r.Context().Err() != nil {
 			return // the client went away; nobody reads an answer
 		}
 		log.Debug("cloud request failed", "method", r.Method, "path", r.URL.Path, "error", err)
-		writeError(w, errCloudUnavailable())
+		response.WriteError(w, response.CloudUnavailable())
 	}
-}
-
-// serveProxy forwards a request to the cloud, or answers 503 when there is
-// no cloud.
-func (s *server) serveProxy(w http.ResponseWriter, r *http.Request) {
-	if s.cloud == nil {
-		writeError(w, errCloudUnavailable())
-		return
-	}
-	s.cloud.ServeHTTP(w, s.withWriteTarget(r))
 }
 
 // dialFunc is rest.Config.Dial.
 type dialFunc func(ctx context.Context, network, address string) (net.Conn, error)
 
-// boundedDial wraps dial (nil means a plain TCP dialer) with cloudDialTimeout.
-func boundedDial(dial dialFunc) dialFunc {
+// boundedDial wraps dial (nil means a plain TCP dialer) with
+// cloudDialTimeout on clk.
+func boundedDial(dial dialFunc, clk clock.WithDelayedExecution) dialFunc {
 	if dial == nil {
 		dial = (&net.Dialer{KeepAlive: cloudDialKeepAlive}).DialContext
 	}
 	return func(ctx context.Context, network, address string) (net.Conn, error) {
-		ctx, cancel := context.WithTimeout(ctx, cloudDialTimeout)
+		ctx, cancel := context.WithCancel(ctx)
 		defer cancel()
+		timer := clk.AfterFunc(cloudDialTimeout, cancel)
+		defer timer.Stop()
 		return dial(ctx, network, address)
 	}
 }
@@ -114,11 +121,12 @@ func boundedDial(dial dialFunc) dialFunc {
 type headerTimeoutTransport struct {
 	next    http.RoundTripper
 	timeout time.Duration
+	clock   clock.WithDelayedExecution
 }
 
 func (t *headerTimeoutTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	ctx, cancel := context.WithCancel(req.Context())
-	timer := time.AfterFunc(t.timeout, cancel)
+	timer := t.clock.AfterFunc(t.timeout, cancel)
 	resp, err := t.next.RoundTrip(req.WithContext(ctx))
 	if !timer.Stop() {
 		if err == nil {

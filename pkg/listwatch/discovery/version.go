@@ -1,28 +1,30 @@
-package listwatch
+package discovery
 
 import (
 	"encoding/json"
 	"net/http"
+
+	"github.com/apiserver-lite/apiserver-lite/pkg/listwatch/response"
 )
 
 // localVersion serves /version with the cloud's last known version.Info,
 // encoded as kube-apiserver's WriteRawJSON does (indented, no trailing
 // newline). While no version is known it answers 503, as the cloud's own
 // answer is unreachable.
-func (s *server) localVersion(w http.ResponseWriter, _ *http.Request) {
+func (s *Server) localVersion(w http.ResponseWriter, _ *http.Request) {
 	if s.version == nil {
-		writeError(w, errCloudUnavailable())
+		response.WriteError(w, response.CloudUnavailable())
 		return
 	}
 	info, ok := s.version.Version()
 	if !ok {
-		writeError(w, errCloudUnavailable())
+		response.WriteError(w, response.CloudUnavailable())
 		return
 	}
 	b, err := json.MarshalIndent(info, "", "  ")
 	if err != nil {
-		writeError(w, err)
+		response.WriteError(w, err)
 		return
 	}
-	writeJSON(w, b)
+	response.WriteJSON(w, b)
 }

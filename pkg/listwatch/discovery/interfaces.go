@@ -1,4 +1,4 @@
-package listwatch
+package discovery
 
 import "k8s.io/apimachinery/pkg/version"
 

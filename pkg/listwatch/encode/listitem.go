@@ -1,4 +1,4 @@
-package listwatch
+package encode
 
 import (
 	"bytes"
@@ -10,14 +10,14 @@ import (
 )
 
 // listItems returns the parts that encode objs as the items of a list of
-// t. Like kube-apiserver, the items of a built-in kind's list carry no
+// res. Like kube-apiserver, the items of a built-in kind's list carry no
 // kind or apiVersion (a typed list encodes its items without TypeMeta);
 // those of other kinds (CRDs, served as unstructured) keep them. Clients
 // notice: client-go's watch-list consistency detector compares list items
 // with watched objects, whose TypeMeta its decoder clears.
-func listItems(t target, objs []*versioncache.Object) [][]byte {
+func listItems(res Resource, objs []*versioncache.Object) [][]byte {
 	parts := make([][]byte, 0, 3*len(objs))
-	if !scheme.Scheme.Recognizes(t.gvr.GroupVersion().WithKind(t.info.Kind)) {
+	if !scheme.Scheme.Recognizes(res.GroupVersionKind()) {
 		for i, o := range objs {
 			if i > 0 {
 				parts = append(parts, comma)
@@ -26,7 +26,7 @@ func listItems(t target, objs []*versioncache.Object) [][]byte {
 		}
 		return parts
 	}
-	prefix := typeMetaPrefix(t.info.Kind, t.apiVersion())
+	prefix := typeMetaPrefix(res.Kind, res.APIVersion())
 	for i, o := range objs {
 		if i > 0 {
 			parts = append(parts, comma)

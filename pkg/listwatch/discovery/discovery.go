@@ -1,4 +1,4 @@
-package listwatch
+package discovery
 
 import (
 	"encoding/json"
@@ -10,6 +10,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/version"
+
+	"github.com/apiserver-lite/apiserver-lite/pkg/listwatch/negotiate"
+	"github.com/apiserver-lite/apiserver-lite/pkg/listwatch/response"
 )
 
 // readVerbs are the verbs a resource without discovery verbs is given: the
@@ -20,7 +23,7 @@ var readVerbs = metav1.Verbs{"get", "list", "watch"}
 // is up, so clients see every cloud resource (all of which the proxy
 // reaches), and from the configured caches otherwise or when the cloud
 // request fails.
-func (s *server) discovery(local http.HandlerFunc) http.Handler {
+func (s *Server) discovery(local http.HandlerFunc) http.Handler {
 	if s.cloud == nil {
 		return local
 	}
@@ -43,14 +46,14 @@ func (s *server) discovery(local http.HandlerFunc) http.Handler {
 
 // localAPIVersions serves /api: the core group's aggregated discovery
 // when asked for, else APIVersions.
-func (s *server) localAPIVersions(w http.ResponseWriter, r *http.Request) {
-	if chooseMedia(r, discoveryEndpoint).convert == convertAggregated {
+func (s *Server) localAPIVersions(w http.ResponseWriter, r *http.Request) {
+	if negotiate.AggregatedDiscovery(r) {
 		s.writeAggregated(w, r, true)
 		return
 	}
 	writeObject(w, r, &metav1.APIVersions{
 		TypeMeta: metav1.TypeMeta{Kind: "APIVersions"},
-		Versions: []string{coreGroupVersion.Version},
+		Versions: []string{CoreGroupVersion.Version},
 		ServerAddressByClientCIDRs: []metav1.ServerAddressByClientCIDR{
 			{ClientCIDR: "0.0.0.0/0", ServerAddress: r.Host},
 		},
@@ -59,8 +62,8 @@ func (s *server) localAPIVersions(w http.ResponseWriter, r *http.Request) {
 
 // localGroupList serves /apis: the named groups' aggregated discovery
 // when asked for, else APIGroupList.
-func (s *server) localGroupList(w http.ResponseWriter, r *http.Request) {
-	if chooseMedia(r, discoveryEndpoint).convert == convertAggregated {
+func (s *Server) localGroupList(w http.ResponseWriter, r *http.Request) {
+	if negotiate.AggregatedDiscovery(r) {
 		s.writeAggregated(w, r, false)
 		return
 	}
@@ -71,7 +74,7 @@ func (s *server) localGroupList(w http.ResponseWriter, r *http.Request) {
 }
 
 // localGroup serves /apis/{group}.
-func (s *server) localGroup(w http.ResponseWriter, r *http.Request) {
+func (s *Server) localGroup(w http.ResponseWriter, r *http.Request) {
 	name := mux.Vars(r)["group"]
 	for _, g := range s.groups() {
 		if g.Name == name {
@@ -80,21 +83,21 @@ func (s *server) localGroup(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	writeError(w, errPathNotFound())
+	response.WriteError(w, response.PathNotFound())
 }
 
 // localCoreResources serves /api/v1, which exists even with no core
 // resource configured.
-func (s *server) localCoreResources(w http.ResponseWriter, r *http.Request) {
-	writeObject(w, r, s.resourceList(coreGroupVersion))
+func (s *Server) localCoreResources(w http.ResponseWriter, r *http.Request) {
+	writeObject(w, r, s.resourceList(CoreGroupVersion))
 }
 
 // localGroupResources serves /apis/{group}/{version}.
-func (s *server) localGroupResources(w http.ResponseWriter, r *http.Request) {
+func (s *Server) localGroupResources(w http.ResponseWriter, r *http.Request) {
 	vars := mux.Vars(r)
 	list := s.resourceList(schema.GroupVersion{Group: vars["group"], Version: vars["version"]})
 	if len(list.APIResources) == 0 {
-		writeError(w, errPathNotFound())
+		response.WriteError(w, response.PathNotFound())
 		return
 	}
 	writeObject(w, r, list)
@@ -102,7 +105,7 @@ func (s *server) localGroupResources(w http.ResponseWriter, r *http.Request) {
 
 // groups returns the configured API groups other than core, by name, with
 // their versions in kube's priority order (the preferred one first).
-func (s *server) groups() []metav1.APIGroup {
+func (s *Server) groups() []metav1.APIGroup {
 	groups := []metav1.APIGroup{}
 	for _, c := range s.caches {
 		gv := c.GVR().GroupVersion()
@@ -131,7 +134,7 @@ func (s *server) groups() []metav1.APIGroup {
 
 // resourceList lists the configured resources of gv whose discovery info
 // is known.
-func (s *server) resourceList(gv schema.GroupVersion) *metav1.APIResourceList {
+func (s *Server) resourceList(gv schema.GroupVersion) *metav1.APIResourceList {
 	list := &metav1.APIResourceList{
 		TypeMeta:     metav1.TypeMeta{Kind: "APIResourceList", APIVersion: "v1"},
 		GroupVersion: gv.String(),
@@ -161,14 +164,14 @@ func (s *server) resourceList(gv schema.GroupVersion) *metav1.APIResourceList {
 
 // writeObject writes a discovery object as JSON after checking Accept.
 func writeObject(w http.ResponseWriter, r *http.Request, obj any) {
-	if err := negotiate(r); err != nil {
-		writeError(w, err)
+	if err := negotiate.JSONOnly(r); err != nil {
+		response.WriteError(w, err)
 		return
 	}
 	b, err := json.Marshal(obj)
 	if err != nil {
-		writeError(w, err)
+		response.WriteError(w, err)
 		return
 	}
-	writeJSON(w, b, []byte{'\n'})
+	response.WriteJSON(w, b, []byte{'\n'})
 }

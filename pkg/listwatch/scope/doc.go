@@ -1,0 +1,7 @@
+// Package scope decides whether a read lies within the part of a resource
+// the cloud sync holds (its namespace and label and field selectors), with
+// apimachinery's selector machinery. Within it the local cache answers
+// truthfully, a local 404 included; outside it only the cloud can, and
+// offline a list or watch is answered from what is held with a warning
+// that names the synced scope.
+package scope
