@@ -37,7 +37,6 @@ func (rig *authnRig) authenticator(t *testing.T) *Authenticator {
 		Connected: rig.link.connected, OfflineGrace: DefaultOfflineAuthzGrace, Clock: rig.clock})
 }
 
-
 func authn(t *testing.T, a *Authenticator, token string) (caller, error) {
 	t.Helper()
 	r := httptest.NewRequest("GET", "https://node/api/v1/namespaces/a/configmaps/c", nil)
