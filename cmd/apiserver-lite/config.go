@@ -46,6 +46,8 @@ type config struct {
 	// MemoryLimit is the Go soft memory limit as a Kubernetes quantity
 	// (e.g. 900Mi); empty leaves the runtime's (GOMEMLIMIT) alone.
 	MemoryLimit string `mapstructure:"memory-limit"`
+
+	doorsConfig `mapstructure:",squash"`
 }
 
 // resourceConfig is one entry of the resources list. Selectors may use
@@ -100,6 +102,7 @@ func newFlagSet() *pflag.FlagSet {
 		"how long the cloud link may fail its probes before every cloud watch is re-established")
 	fs.Int("max-concurrent-relists", cloudsync.DefaultMaxConcurrentRelists, "full cloud LISTs in flight at once")
 	fs.String("memory-limit", "", "Go soft memory limit, e.g. 900Mi; set it a little below the unit's MemoryMax=")
+	addDoorFlags(fs)
 	fs.String("sync-scope", scopeAuto, "auto, node (what the Node authorizer lets this node read) or cluster (the resources list)")
 	return fs
 }
@@ -134,6 +137,9 @@ func (c config) validate() error {
 	}
 	if c.SyncScope != scopeAuto && c.SyncScope != scopeNode && c.SyncScope != scopeCluster {
 		errs = append(errs, fmt.Errorf("sync-scope must be auto, node or cluster, got %q", c.SyncScope))
+	}
+	if err := c.doorsConfig.validate(c.ListenAddress); err != nil {
+		errs = append(errs, err)
 	}
 	if len(c.Resources) == 0 {
 		errs = append(errs, errors.New("resources must not be empty"))

@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net"
-	"net/http"
 	"os"
 	"path/filepath"
 	"runtime/debug"
@@ -122,17 +120,17 @@ func serve(ctx context.Context, cfg config, res []cloudsync.Resource, store *met
 	if err != nil {
 		return fmt.Errorf("local api: %w", err)
 	}
-	ln, err := net.Listen("tcp", cfg.ListenAddress)
+	doors, err := openDoors(cfg, doorDeps{handler: withStoredAnswers(handler, res, store, link, log), cloud: cloud,
+		caches: caches, store: store, link: link, log: log})
 	if err != nil {
-		return fmt.Errorf("listen: %w", err)
+		return err
 	}
-	srv := &http.Server{Handler: withStoredAnswers(handler, res, store, link, log), ReadHeaderTimeout: readHeaderTimeout}
-	log.Info("serving", "address", ln.Addr().String(), "node", cfg.NodeName, "resources", len(res))
+	log.Info("serving", "node", cfg.NodeName, "resources", len(res))
 	runs := append(syncRunners(syncers), version.Run, link.Run)
 	if demand != nil {
 		runs = append(runs, demand)
 	}
-	return runUntilDone(ctx, srv, ln, runs, caches, log)
+	return runUntilDone(ctx, doors, runs, caches, log)
 }
 
 // syncRunners are the Run methods of syncers.
@@ -145,15 +143,15 @@ func syncRunners(syncers []*cloudsync.Syncer) []func(context.Context) error {
 }
 
 // runUntilDone serves and runs the sync loops (runs) until ctx ends.
-func runUntilDone(ctx context.Context, srv *http.Server, ln net.Listener, runs []func(context.Context) error, caches []*versioncache.Cache, log *slog.Logger) error {
+func runUntilDone(ctx context.Context, doors *doorSet, runs []func(context.Context) error, caches []*versioncache.Cache, log *slog.Logger) error {
 	var wg sync.WaitGroup
 	syncCtx, stopSync := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopSync()
 	for _, run := range runs {
 		wg.Go(func() { _ = run(syncCtx) })
 	}
-	serveErr := make(chan error, 1)
-	wg.Go(func() { serveErr <- srv.Serve(ln) })
+	serveErr := make(chan error, len(doors.servers))
+	doors.serve(&wg, serveErr)
 
 	var err error
 	select {
@@ -165,12 +163,12 @@ func runUntilDone(ctx context.Context, srv *http.Server, ln net.Listener, runs [
 	shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownTimeout)
 	defer cancel()
 	shutdownDone := make(chan error, 1)
-	wg.Go(func() { shutdownDone <- srv.Shutdown(shutdownCtx) }) // stop accepting
+	wg.Go(func() { shutdownDone <- doors.shutdown(shutdownCtx) }) // stop accepting
 	for _, c := range caches {
 		c.Close() // end watches, so Shutdown need not wait for them
 	}
 	if serr := <-shutdownDone; serr != nil {
-		err = errors.Join(err, fmt.Errorf("shutdown: %w", serr), srv.Close())
+		err = errors.Join(err, fmt.Errorf("shutdown: %w", serr), doors.close())
 	}
 	stopSync() // an in-flight batch commits or rolls back whole
 	wg.Wait()
