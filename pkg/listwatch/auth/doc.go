@@ -13,5 +13,7 @@
 // Both doors are http.Handler wrappers around the local API. The request
 // context tells the proxy how to forward (ForwardTransport): with the
 // daemon's credentials, with the caller's own bearer token over a transport
-// without a client certificate, or not at all.
+// without a client certificate, or not at all. A proxy forwards as the
+// caller by wrapping its daemon transport with CallerTransport and refusing
+// unforwardable callers with CheckForwardable.
 package auth
