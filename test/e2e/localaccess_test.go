@@ -19,6 +19,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/apiserver-lite/apiserver-lite/test/e2e/framework"
 )
@@ -30,8 +31,8 @@ const tenantReadTimeout = time.Minute
 // TestLocalAccess runs apiserver-lite on node credentials with its TLS door
 // open, against a cloud enforcing Node,RBAC: a pod's service-account token
 // reads what its Role allows and nothing the node merely holds, online and
-// with the cloud stopped; missing or forged credentials get 401; the
-// loopback door refuses a foreign Host header.
+// with the cloud stopped; missing or forged credentials, and the token of a
+// deleted pod, get 401; the loopback door refuses a foreign Host header.
 func TestLocalAccess(t *testing.T) {
 	const ns = "tenant"
 	secure := freeLoopbackAddress(t)
@@ -45,6 +46,9 @@ func TestLocalAccess(t *testing.T) {
 	if err != nil {
 		t.Fatalf("token request: %v", err)
 	}
+	// The TLS door trusts the cloud's client CA, which issued the node's
+	// certificate (the environment reaches the daemon's process).
+	t.Setenv("APISERVER_LITE_CLIENT_CA_FILE", filepath.Join(c.Dir, "pki", "ca.crt"))
 	c.StartEdge()
 	caFile := filepath.Join(c.Dir, "edge-data", "tls", "ca.crt")
 	tenant := tlsDoorClient(t, secure, caFile, tr.Status.Token)
@@ -59,6 +63,7 @@ func TestLocalAccess(t *testing.T) {
 	checkTenantDenied(t, tenant, ns, "online")
 	checkUnauthenticated(t, secure, caFile, tr.Status.Token)
 	checkLoopbackHost(t, c.EdgeURL, ns)
+	checkNodeCertificate(t, c, secure, caFile, ns)
 
 	c.StopCloud()
 	if _, err := tenant.CoreV1().ConfigMaps(ns).Get(ctx, "tenant-cm", metav1.GetOptions{}); err != nil {
@@ -66,6 +71,18 @@ func TestLocalAccess(t *testing.T) {
 	}
 	checkTenantDenied(t, tenant, ns, "cloud stopped")
 	c.StartCloud()
+
+	now := int64(0) // no kubelet confirms a graceful deletion here
+	if err := c.Admin.CoreV1().Pods(ns).Delete(ctx, pod.Name, metav1.DeleteOptions{GracePeriodSeconds: &now}); err != nil {
+		t.Fatalf("delete pod: %v", err)
+	}
+	err = wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, tenantReadTimeout, true, func(ctx context.Context) (bool, error) {
+		_, err := tenant.CoreV1().ConfigMaps(ns).Get(ctx, "tenant-cm", metav1.GetOptions{})
+		return apierrors.IsUnauthorized(err), nil
+	})
+	if err != nil {
+		t.Fatalf("token of a deleted pod: still accepted after %s, want 401", tenantReadTimeout)
+	}
 }
 
 // createTenant creates the node, a configmap and a secret, a service
@@ -183,4 +200,30 @@ func freeLoopbackAddress(t *testing.T) string {
 	}
 	defer ln.Close()
 	return fmt.Sprintf("127.0.0.1:%d", ln.Addr().(*net.TCPAddr).Port)
+}
+
+// checkNodeCertificate: the node's own client certificate gets the node's
+// view through the TLS door (the secret held for its pod), and /metrics is
+// answered locally (404: no such endpoint here), never by the cloud, which
+// would answer a node 403.
+func checkNodeCertificate(t *testing.T, c *framework.Cluster, addr, caFile, ns string) {
+	t.Helper()
+	node, err := clientcmd.BuildConfigFromFlags("", c.EdgeCloudKubeconfig)
+	if err != nil {
+		t.Fatalf("node kubeconfig: %v", err)
+	}
+	cfg := &rest.Config{Host: "https://" + addr, TLSClientConfig: rest.TLSClientConfig{CAFile: caFile,
+		CertFile: node.CertFile, KeyFile: node.KeyFile, CertData: node.CertData, KeyData: node.KeyData}}
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cs.CoreV1().Secrets(ns).Get(t.Context(), "tenant-secret", metav1.GetOptions{}); err != nil {
+		t.Errorf("node certificate reads the secret held for its pod: got %v, want 200", err)
+	}
+	var code int
+	cs.CoreV1().RESTClient().Get().AbsPath("/metrics").Do(t.Context()).StatusCode(&code)
+	if code != http.StatusNotFound {
+		t.Errorf("node certificate GET /metrics: got %d, want the local 404", code)
+	}
 }
