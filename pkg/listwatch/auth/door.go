@@ -70,6 +70,10 @@ func Secure(h http.Handler, cfg SecureConfig) http.Handler {
 			unauthorized(w)
 			return
 		}
+		if impersonates(r) {
+			forbidden(w, "impersonation is not supported through this door; send the request as yourself")
+			return
+		}
 		a := requestAttributes(r)
 		release, ok := lim.admit(w, a.Verb == "watch", c.user.Name)
 		if !ok {
@@ -140,6 +144,16 @@ func healthPath(p string) bool {
 // forwarded to the cloud.
 func operationsPath(p string) bool {
 	return p == "/metrics" || strings.HasPrefix(p, "/metrics/") || p == "/debug/pprof" || strings.HasPrefix(p, "/debug/pprof/")
+}
+
+// impersonates is true for a request with any Impersonate-* header.
+func impersonates(r *http.Request) bool {
+	for name := range r.Header {
+		if strings.HasPrefix(strings.ToLower(name), "impersonate-") {
+			return true
+		}
+	}
+	return false
 }
 
 func isWatch(r *http.Request) bool { return requestAttributes(r).Verb == "watch" }

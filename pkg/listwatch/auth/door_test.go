@@ -56,6 +56,7 @@ func TestSecureDoor(t *testing.T) {
 	otherCert := &x509.Certificate{Subject: pkix.Name{CommonName: "admin", Organization: []string{"system:masters"}}}
 	for _, tc := range []struct {
 		name, method, path, token string
+		impersonate               string
 		cert                      *x509.Certificate
 		wantCode                  int
 		wantReached               bool
@@ -71,6 +72,8 @@ func TestSecureDoor(t *testing.T) {
 			wantCode: 200, wantReached: true, wantForward: "daemon"},
 		{name: "node metrics never forwarded", method: "GET", path: "/metrics", cert: nodeCert, wantCode: 404},
 		{name: "pprof never forwarded", method: "GET", path: "/debug/pprof/heap", cert: nodeCert, wantCode: 404},
+		{name: "impersonation", method: "GET", path: "/api/v1/namespaces/a/configmaps/c", token: "good",
+			impersonate: "system:admin", wantCode: 403},
 		{name: "other certificate write", method: "POST", path: "/api/v1/namespaces/a/configmaps", cert: otherCert,
 			wantCode: 403},
 	} {
@@ -83,6 +86,9 @@ func TestSecureDoor(t *testing.T) {
 			r := httptest.NewRequest(tc.method, "https://10.0.0.1:10551"+tc.path, nil)
 			if tc.token != "" {
 				r.Header.Set("Authorization", "Bearer "+tc.token)
+			}
+			if tc.impersonate != "" {
+				r.Header.Set("Impersonate-User", tc.impersonate)
 			}
 			if tc.cert != nil {
 				r.TLS = &tls.ConnectionState{PeerCertificates: []*x509.Certificate{tc.cert},

@@ -37,6 +37,12 @@ func TestCallerTransport(t *testing.T) {
 			if err == nil && resp.Header.Get("Via") != tc.wantVia {
 				t.Fatalf("got via %q, want %q", resp.Header.Get("Via"), tc.wantVia)
 			}
+			for _, path := range []string{"/metrics", "/debug/pprof/heap", "/readyz"} {
+				own := httptest.NewRequestWithContext(tc.ctx, "GET", "https://cloud"+path, nil)
+				if _, err := rt.RoundTrip(own); !errors.Is(err, errNeverForwarded) {
+					t.Fatalf("%s: got %v, want never forwarded", path, err)
+				}
+			}
 			w := httptest.NewRecorder()
 			if ok := CheckForwardable(w, req); ok != (tc.wantErr == nil) || (!ok && w.Code != http.StatusForbidden) {
 				t.Fatalf("CheckForwardable: got %v with %d, want %v", ok, w.Code, tc.wantErr == nil)
