@@ -49,6 +49,8 @@ type config struct {
 	// MemoryLimit is the Go soft memory limit as a Kubernetes quantity
 	// (e.g. 900Mi); empty leaves the runtime's (GOMEMLIMIT) alone.
 	MemoryLimit string `mapstructure:"memory-limit"`
+
+	doorsConfig `mapstructure:",squash"`
 }
 
 // resourceConfig is one entry of the resources list. Selectors may use
@@ -103,6 +105,7 @@ func newFlagSet() *pflag.FlagSet {
 		"how long the cloud link may fail its probes before every cloud watch is re-established")
 	fs.Int("max-concurrent-relists", cloudsync.DefaultMaxConcurrentRelists, "full cloud LISTs in flight at once")
 	fs.String("memory-limit", "", "Go soft memory limit, e.g. 900Mi; set it a little below the unit's MemoryMax=")
+	addDoorFlags(fs)
 	fs.String("sync-scope", scopeAuto, "auto, node (what the Node authorizer lets this node read) or cluster (the resources list)")
 	fs.String("log-format", defaultLogFormat, "text or json")
 	fs.Duration("max-staleness", defaultMaxStaleness, "longest a resource may go without cloud news while the cloud is reachable before /readyz fails")

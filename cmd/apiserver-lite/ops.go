@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -89,6 +90,13 @@ func (o *ops) handler(api http.Handler) http.Handler {
 		mux.Handle("GET "+path+"/{check...}", h) // one check, as kube-apiserver's /livez/ping
 	}
 	mux.HandleFunc("GET "+pathStatus, o.serveStatus)
+	// The daemon's own profiles, for make bench and debugging; the doors
+	// answer these paths locally and never forward them.
+	mux.HandleFunc("GET /debug/pprof/", pprof.Index)
+	mux.HandleFunc("GET /debug/pprof/cmdline", pprof.Cmdline)
+	mux.HandleFunc("GET /debug/pprof/profile", pprof.Profile)
+	mux.HandleFunc("GET /debug/pprof/symbol", pprof.Symbol)
+	mux.HandleFunc("GET /debug/pprof/trace", pprof.Trace)
 	mux.Handle("/", api)
 	known := map[string]bool{}
 	for _, r := range o.res {
@@ -125,6 +133,23 @@ const watchdogProbeTimeout = 5 * time.Second
 // selfProbe returns a check that GETs /livez through the listener at addr,
 // so a watchdog ping proves the serving loop answers and the sync loops
 // are not wedged.
+// aliveProbe is the watchdog's liveness probe: a GET of /livez through
+// the loopback door, or the liveness checks in process when that door is
+// off.
+func (o *ops) aliveProbe(loopback net.Addr) func(context.Context) error {
+	if loopback != nil {
+		return selfProbe(loopback)
+	}
+	return func(ctx context.Context) error {
+		for _, c := range o.livenessChecks(ctx) {
+			if c.err != nil {
+				return fmt.Errorf("%s: %w", c.name, c.err)
+			}
+		}
+		return nil
+	}
+}
+
 func selfProbe(addr net.Addr) func(context.Context) error {
 	host, port, _ := net.SplitHostPort(addr.String())
 	if ip := net.ParseIP(host); ip == nil || ip.IsUnspecified() {

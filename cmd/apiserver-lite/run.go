@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net"
-	"net/http"
 	"os"
 	"path/filepath"
 	"runtime/debug"
@@ -128,23 +126,24 @@ func serve(ctx context.Context, cfg config, res []cloudsync.Resource, store *met
 	if err != nil {
 		return fmt.Errorf("local api: %w", err)
 	}
-	ln, err := net.Listen("tcp", cfg.ListenAddress)
+	local := o.handler(withStoredAnswers(handler, res, store, link, log))
+	doors, err := openDoors(cfg, doorDeps{handler: local, operations: local, cloud: cloud,
+		caches: caches, store: store, link: link, log: log})
 	if err != nil {
-		return fmt.Errorf("listen: %w", err)
+		return err
 	}
-	srv := &http.Server{Handler: o.handler(withStoredAnswers(handler, res, store, link, log)), ReadHeaderTimeout: readHeaderTimeout}
-	n, err := newNotifier(o.clock, selfProbe(ln.Addr()), o.statusLine)
+	n, err := newNotifier(o.clock, o.aliveProbe(doors.loopbackAddr()), o.statusLine)
 	if err != nil {
-		return errors.Join(fmt.Errorf("systemd watchdog: %w", err), ln.Close())
+		return errors.Join(fmt.Errorf("systemd watchdog: %w", err), doors.close())
 	}
-	log.Info("serving", "address", ln.Addr().String(), "node", cfg.NodeName, "resources", len(res))
+	log.Info("serving", "node", cfg.NodeName, "resources", len(res))
 	runs := append(syncRunners(syncers), version.Run, link.Run)
 	for _, r := range []func(context.Context) error{demand, tokenForgetter(res, caches, store, log)} {
 		if r != nil {
 			runs = append(runs, r)
 		}
 	}
-	return runUntilDone(ctx, daemonLoops{srv: srv, ln: ln, runs: runs, caches: caches, notify: n, exited: &o.syncExited}, log)
+	return runUntilDone(ctx, daemonLoops{doors: doors, runs: runs, caches: caches, notify: n, exited: &o.syncExited}, log)
 }
 
 // newLink returns the cloud's one link prober.
@@ -171,8 +170,7 @@ func prepareStore(ctx context.Context, cfg config, res []cloudsync.Resource, sto
 
 // daemonLoops are what runUntilDone runs and stops.
 type daemonLoops struct {
-	srv    *http.Server
-	ln     net.Listener
+	doors  *doorSet
 	runs   []func(context.Context) error // the sync loops
 	caches []*versioncache.Cache
 	notify *notifier
@@ -203,9 +201,8 @@ func runUntilDone(ctx context.Context, d daemonLoops, log *slog.Logger) error {
 			}
 		})
 	}
-	srv := d.srv
-	serveErr := make(chan error, 1)
-	wg.Go(func() { serveErr <- srv.Serve(d.ln) })
+	serveErr := make(chan error, len(d.doors.servers))
+	d.doors.serve(&wg, serveErr)
 	notifyCtx, stopNotify := context.WithCancel(ctx)
 	defer stopNotify()
 	wg.Go(func() { d.notify.run(notifyCtx, log) })
@@ -221,12 +218,12 @@ func runUntilDone(ctx context.Context, d daemonLoops, log *slog.Logger) error {
 	shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownTimeout)
 	defer cancel()
 	shutdownDone := make(chan error, 1)
-	wg.Go(func() { shutdownDone <- srv.Shutdown(shutdownCtx) }) // stop accepting
+	wg.Go(func() { shutdownDone <- d.doors.shutdown(shutdownCtx) }) // stop accepting
 	for _, c := range d.caches {
 		c.Close() // end watches, so Shutdown need not wait for them
 	}
 	if serr := <-shutdownDone; serr != nil {
-		err = errors.Join(err, fmt.Errorf("shutdown: %w", serr), srv.Close())
+		err = errors.Join(err, fmt.Errorf("shutdown: %w", serr), d.doors.close())
 	}
 	stopSync() // an in-flight batch commits or rolls back whole
 	wg.Wait()

@@ -42,7 +42,7 @@ func (c config) validateValues() error {
 	} else if _, err := syncResources(c); err != nil {
 		errs = append(errs, err)
 	}
-	if _, _, err := net.SplitHostPort(c.ListenAddress); err != nil {
+	if _, _, err := net.SplitHostPort(c.ListenAddress); c.ListenAddress != "" && err != nil { // "" turns the door off
 		add("listen-address %q: want host:port", c.ListenAddress)
 	}
 	if _, err := parseLevel(c.LogLevel); err != nil {
@@ -61,6 +61,9 @@ func (c config) validateValues() error {
 		add("max-concurrent-relists must be positive, got %d", c.MaxConcurrentRelists)
 	}
 	if _, err := c.memoryLimit(); err != nil {
+		errs = append(errs, err)
+	}
+	if err := c.doorsConfig.validate(c.ListenAddress); err != nil {
 		errs = append(errs, err)
 	}
 	if !slices.Contains(scopeValues, c.SyncScope) {

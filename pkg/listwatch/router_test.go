@@ -45,9 +45,11 @@ func TestRouting(t *testing.T) {
 		{"delete", "DELETE", "/api/v1/namespaces/default/configmaps/settings", ""},
 		{"token request", "POST", "/api/v1/namespaces/default/serviceaccounts/default/token", ""},
 		{"event", "POST", "/apis/events.k8s.io/v1/namespaces/default/events", ""},
-		{"write to health path", "POST", "/healthz", ""},
 		{"openapi", "GET", "/openapi/v2", ""},
-		{"unknown path", "GET", "/metrics", ""},
+		{"unknown path", "GET", "/logs/kube-apiserver.log", ""},
+		{"write to health path", "POST", "/healthz", "404"},
+		{"metrics", "GET", "/metrics", "404"},
+		{"profiles", "GET", "/debug/pprof/heap", "404"},
 		{"deprecated watch path", "GET", "/api/v1/watch/pods", ""},
 	}
 	for _, tt := range tests {
@@ -57,6 +59,12 @@ func TestRouting(t *testing.T) {
 			proxied := len(cloud.requests()) > before
 			if tt.wantKind == "" {
 				checkProxied(t, cloud, r, proxied, tt.method, tt.path)
+				return
+			}
+			if tt.wantKind == "404" { // the daemon's own paths: never forwarded
+				if proxied || r.code != http.StatusNotFound {
+					t.Fatalf("got status %d (proxied %v), want a local 404", r.code, proxied)
+				}
 				return
 			}
 			if proxied || r.code != http.StatusOK {

@@ -2,11 +2,13 @@ package listwatch
 
 import (
 	"context"
+	"github.com/apiserver-lite/apiserver-lite/pkg/listwatch/auth"
 	"net/http"
 	"strings"
 	"sync/atomic"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/apiserver-lite/apiserver-lite/pkg/listwatch/proxy"
@@ -132,6 +134,13 @@ func newWrittenFloors(caches []*versioncache.Cache) map[*versioncache.Cache]*ato
 // serveProxy forwards a request to the cloud, or answers 503 when there is
 // no cloud.
 func (s *server) serveProxy(w http.ResponseWriter, r *http.Request) {
+	if auth.NeverForwarded(r.URL.Path) {
+		response.WriteError(w, apierrors.NewNotFound(schema.GroupResource{}, r.URL.Path))
+		return
+	}
+	if !auth.CheckForwardable(w, r) {
+		return // a caller the cloud cannot be asked for (403)
+	}
 	if s.cloud == nil {
 		response.WriteError(w, response.CloudUnavailable())
 		return

@@ -40,6 +40,9 @@ type Options struct {
 	// own, enables the NodeRestriction admission plugin and grants the
 	// edge no RBAC: apiserver-lite runs in node scope.
 	NodeCredentials bool
+	// EdgeArgs are extra apiserver-lite flags, appended after the
+	// framework's own.
+	EdgeArgs []string
 }
 
 // Cluster is one cloud control plane and one apiserver-lite edge node, all

@@ -42,7 +42,7 @@ func (c *Cluster) edgeArgs() []string {
 	if c.opts.WatchCacheSize > 0 {
 		args = append(args, "--watch-cache-size", strconv.Itoa(c.opts.WatchCacheSize))
 	}
-	return args
+	return append(args, c.opts.EdgeArgs...)
 }
 
 // KillEdge sends SIGKILL to apiserver-lite, as in a node crash.

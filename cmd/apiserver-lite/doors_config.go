@@ -1,0 +1,73 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/apiserver-lite/apiserver-lite/pkg/listwatch/auth"
+	"github.com/spf13/pflag"
+)
+
+// doorsConfig are the settings of the local API's two doors. Keys in the
+// config file are the flag names; the TLS door's are kube-apiserver's.
+type doorsConfig struct {
+	// InsecureAllowRemote lets listen-address be a non-loopback address.
+	InsecureAllowRemote bool `mapstructure:"insecure-allow-remote"`
+	// SecureListenAddress is the TLS door's address; empty turns it off.
+	SecureListenAddress string `mapstructure:"secure-listen-address"`
+	TLSCertFile         string `mapstructure:"tls-cert-file"`
+	TLSPrivateKeyFile   string `mapstructure:"tls-private-key-file"`
+	ClientCAFile        string `mapstructure:"client-ca-file"`
+	// OfflineAuthzGrace is how long stored authorization decisions stand
+	// in for the cloud's while it cannot be asked.
+	OfflineAuthzGrace time.Duration `mapstructure:"offline-authz-grace"`
+	// MaxConnections, MaxRequestsInflight and MaxWatchesPerClient cap
+	// each door; beyond them a client gets 429 with Retry-After.
+	MaxConnections      int `mapstructure:"max-connections"`
+	MaxRequestsInflight int `mapstructure:"max-requests-inflight"`
+	MaxWatchesPerClient int `mapstructure:"max-watches-per-client"`
+}
+
+func addDoorFlags(fs *pflag.FlagSet) {
+	fs.Bool("insecure-allow-remote", false,
+		"allow a non-loopback listen-address; anyone who reaches it acts with this node's identity")
+	fs.String("secure-listen-address", "",
+		"address of the authenticated TLS door for pods and other tenants, e.g. 169.254.20.10:10551; empty turns it off")
+	fs.String("tls-cert-file", "", "serving certificate of the TLS door; empty generates one in the data dir")
+	fs.String("tls-private-key-file", "", "key of tls-cert-file")
+	fs.String("client-ca-file", "", "CA bundle whose client certificates the TLS door accepts (CN is the user, O the groups)")
+	fs.Duration("offline-authz-grace", auth.DefaultOfflineAuthzGrace,
+		"how long a stored authorization decision is reused while the cloud cannot be asked")
+	fs.Int("max-connections", auth.DefaultMaxConnections, "open connections per door")
+	fs.Int("max-requests-inflight", auth.DefaultMaxRequestsInflight, "non-watch requests being served per door")
+	fs.Int("max-watches-per-client", auth.DefaultMaxWatchesPerClient, "open watches per client identity and door")
+}
+
+func (c doorsConfig) validate(listenAddress string) error {
+	var errs []error
+	if err := auth.CheckListenAddress(listenAddress, c.InsecureAllowRemote); err != nil {
+		errs = append(errs, err)
+	}
+	if listenAddress == "" && c.SecureListenAddress == "" {
+		errs = append(errs, errors.New("listen-address and secure-listen-address are both empty: no door is open"))
+	}
+	if (c.TLSCertFile == "") != (c.TLSPrivateKeyFile == "") {
+		errs = append(errs, errors.New("tls-cert-file and tls-private-key-file must be set together"))
+	}
+	if c.OfflineAuthzGrace < 0 {
+		errs = append(errs, fmt.Errorf("offline-authz-grace must not be negative, got %s", c.OfflineAuthzGrace))
+	}
+	for name, v := range map[string]int{"max-connections": c.MaxConnections,
+		"max-requests-inflight": c.MaxRequestsInflight, "max-watches-per-client": c.MaxWatchesPerClient} {
+		if v <= 0 {
+			errs = append(errs, fmt.Errorf("%s must be positive, got %d", name, v))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func (c doorsConfig) limits() auth.Limits {
+	return auth.Limits{MaxConnections: c.MaxConnections, MaxRequestsInflight: c.MaxRequestsInflight,
+		MaxWatchesPerClient: c.MaxWatchesPerClient}
+}

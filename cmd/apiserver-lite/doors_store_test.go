@@ -1,0 +1,33 @@
+package main
+
+import (
+	"testing"
+
+	"github.com/apiserver-lite/apiserver-lite/pkg/versioncache"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+)
+
+func TestPodLookup(t *testing.T) {
+	pods := versioncache.New(schema.GroupVersionResource{Version: "v1", Resource: "pods"}, 10)
+	obj, err := versioncache.NewObject([]byte(`{"apiVersion":"v1","kind":"Pod","metadata":{"namespace":"a","name":"p",` +
+		`"uid":"u1","resourceVersion":"5"}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lookup := podLookup([]*versioncache.Cache{pods})
+	if lookup("a", "p", "u1") {
+		t.Fatal("found a pod before the cache is ready")
+	}
+	pods.Replace([]*versioncache.Object{obj}, 5)
+	for _, tc := range []struct {
+		ns, name, uid string
+		want          bool
+	}{{"a", "p", "u1", true}, {"a", "p", "u2", false}, {"a", "q", "u1", false}, {"b", "p", "u1", false}} {
+		if got := lookup(tc.ns, tc.name, tc.uid); got != tc.want {
+			t.Errorf("lookup(%s, %s, %s): got %v, want %v", tc.ns, tc.name, tc.uid, got, tc.want)
+		}
+	}
+	if podLookup(nil)("a", "p", "u1") {
+		t.Fatal("found a pod without a pods cache")
+	}
+}

@@ -1,0 +1,37 @@
+package auth
+
+import "context"
+
+// DecisionStore keeps reviewed tokens and authorization decisions durably.
+// Keys are opaque (hashes, never a token). Get returns ok false for a key
+// never stored.
+type DecisionStore interface {
+	Get(ctx context.Context, key string) (value []byte, ok bool, err error)
+	Put(ctx context.Context, key string, value []byte) error
+	Delete(ctx context.Context, key string) error
+}
+
+// PodLookup reports whether the pod namespace/name with uid is in the
+// local pod cache.
+type PodLookup func(namespace, name, uid string) bool
+
+// User is an authenticated caller.
+type User struct {
+	Name   string              `json:"name"`
+	UID    string              `json:"uid,omitempty"`
+	Groups []string            `json:"groups,omitempty"`
+	Extra  map[string][]string `json:"extra,omitempty"`
+}
+
+// caller is what the TLS door learnt about a request's sender.
+type caller struct {
+	user User
+	// token is the bearer token the caller authenticated with; empty for
+	// a client certificate.
+	token string
+	// node is true when user is this node (system:node:<name>).
+	node bool
+}
+
+// Connected reports whether the cloud is reachable now.
+type Connected func() bool

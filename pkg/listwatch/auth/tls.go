@@ -1,0 +1,129 @@
+package auth
+
+import (
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"time"
+
+	certutil "k8s.io/client-go/util/cert"
+)
+
+const (
+	// servingDir holds the generated serving certificate inside the data
+	// dir.
+	servingDir = "tls"
+	// servingCertFile holds the generated certificate followed by its CA;
+	// servingKeyFile its key; servingCAFile the CA alone, for clients.
+	servingCertFile = "apiserver-lite.crt"
+	servingKeyFile  = "apiserver-lite.key"
+	servingCAFile   = "ca.crt"
+	// renewBefore regenerates a generated certificate this close to its
+	// expiry (a year after generation).
+	renewBefore = 30 * 24 * time.Hour
+	// privateFileMode and privateDirMode keep key material to the daemon.
+	privateFileMode = 0o600
+	privateDirMode  = 0o700
+)
+
+// TLSOptions are the TLS door's kube-apiserver-named flags.
+type TLSOptions struct {
+	CertFile, KeyFile, ClientCAFile string
+	// DataDir receives a generated certificate when CertFile is empty.
+	DataDir string
+	// Host is the name, IPs and DNS names of a generated certificate.
+	Host string
+	IPs  []net.IP
+	DNS  []string
+}
+
+// ServerTLS returns the TLS door's configuration and, when it generated
+// the serving certificate, the path of the CA that signs it.
+func ServerTLS(o TLSOptions, now time.Time) (*tls.Config, string, error) {
+	certFile, keyFile, caPath := o.CertFile, o.KeyFile, ""
+	if certFile == "" && keyFile == "" {
+		var err error
+		if certFile, keyFile, caPath, err = generatedServing(o, now); err != nil {
+			return nil, "", err
+		}
+	} else if certFile == "" || keyFile == "" {
+		return nil, "", errors.New("tls-cert-file and tls-private-key-file must be set together")
+	}
+	pair, err := tls.LoadX509KeyPair(certFile, keyFile)
+	if err != nil {
+		return nil, "", fmt.Errorf("load serving certificate: %w", err)
+	}
+	cfg := &tls.Config{MinVersion: tls.VersionTLS12, Certificates: []tls.Certificate{pair},
+		NextProtos: []string{"h2", "http/1.1"}}
+	if o.ClientCAFile != "" {
+		pem, err := os.ReadFile(o.ClientCAFile)
+		if err != nil {
+			return nil, "", fmt.Errorf("read client-ca-file: %w", err)
+		}
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(pem) {
+			return nil, "", fmt.Errorf("client-ca-file %s holds no PEM certificate", o.ClientCAFile)
+		}
+		cfg.ClientCAs, cfg.ClientAuth = pool, tls.VerifyClientCertIfGiven
+	}
+	return cfg, caPath, nil
+}
+
+// generatedServing returns a self-signed serving certificate kept in the
+// data dir, generating it when absent or about to expire.
+func generatedServing(o TLSOptions, now time.Time) (certFile, keyFile, caFile string, err error) {
+	dir := filepath.Join(o.DataDir, servingDir)
+	certFile, keyFile, caFile = filepath.Join(dir, servingCertFile), filepath.Join(dir, servingKeyFile), filepath.Join(dir, servingCAFile)
+	if fresh(certFile, keyFile, now) {
+		return certFile, keyFile, caFile, nil
+	}
+	certPEM, keyPEM, err := certutil.GenerateSelfSignedCertKey(o.Host, o.IPs, o.DNS)
+	if err != nil {
+		return "", "", "", fmt.Errorf("generate serving certificate: %w", err)
+	}
+	certs, err := certutil.ParseCertsPEM(certPEM)
+	if err != nil || len(certs) < 2 {
+		return "", "", "", fmt.Errorf("generated serving certificate: %w", errors.Join(err, errors.New("no CA")))
+	}
+	caPEM, err := certutil.EncodeCertificates(certs[len(certs)-1])
+	if err != nil {
+		return "", "", "", err
+	}
+	if err := os.MkdirAll(dir, privateDirMode); err != nil {
+		return "", "", "", fmt.Errorf("create %s: %w", dir, err)
+	}
+	for path, data := range map[string][]byte{keyFile: keyPEM, certFile: certPEM, caFile: caPEM} {
+		if err := writePrivate(path, data); err != nil {
+			return "", "", "", err
+		}
+	}
+	return certFile, keyFile, caFile, nil
+}
+
+// fresh is true when a usable generated pair exists and is not about to
+// expire.
+func fresh(certFile, keyFile string, now time.Time) bool {
+	pair, err := tls.LoadX509KeyPair(certFile, keyFile)
+	if err != nil || len(pair.Certificate) == 0 {
+		return false
+	}
+	leaf, err := x509.ParseCertificate(pair.Certificate[0])
+	return err == nil && now.Add(renewBefore).Before(leaf.NotAfter)
+}
+
+// writePrivate writes data to path with mode 0600 through a rename, so a
+// crash leaves either the old or the new file.
+func writePrivate(path string, data []byte) error {
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, data, privateFileMode); err != nil {
+		return fmt.Errorf("write %s: %w", tmp, err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		return fmt.Errorf("rename %s: %w", tmp, err)
+	}
+	return nil
+}
