@@ -30,17 +30,27 @@ func (s *Store) Apply(ctx context.Context, resource string, ops []Op, watermark 
 	return nil
 }
 
-// apply does the work of Apply.
-func (s *Store) apply(ctx context.Context, resource string, ops []Op, watermark uint64) error {
+// checkBatch checks that the store is open and a batch names a resource,
+// and returns watermark as SQLite stores it.
+func (s *Store) checkBatch(resource string, watermark uint64) (int64, error) {
 	if err := s.checkOpen(); err != nil {
-		return err
+		return 0, err
 	}
 	if resource == "" {
-		return errors.New("empty resource")
+		return 0, errors.New("empty resource")
 	}
 	wm, err := toInt64(watermark)
 	if err != nil {
-		return fmt.Errorf("watermark: %w", err)
+		return 0, fmt.Errorf("watermark: %w", err)
+	}
+	return wm, nil
+}
+
+// apply does the work of Apply.
+func (s *Store) apply(ctx context.Context, resource string, ops []Op, watermark uint64) error {
+	wm, err := s.checkBatch(resource, watermark)
+	if err != nil {
+		return err
 	}
 	return s.inWriteTx(ctx, func(tx *sql.Tx) error {
 		stored, err := scanWatermark(tx.StmtContext(ctx, s.stmts.getWatermark).QueryRowContext(ctx, resource))

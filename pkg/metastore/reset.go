@@ -3,7 +3,6 @@ package metastore
 import (
 	"context"
 	"database/sql"
-	"errors"
 	"fmt"
 )
 
@@ -19,15 +18,9 @@ func (s *Store) Reset(ctx context.Context, resource string, objs []Object, water
 }
 
 func (s *Store) reset(ctx context.Context, resource string, objs []Object, watermark uint64) error {
-	if err := s.checkOpen(); err != nil {
-		return err
-	}
-	if resource == "" {
-		return errors.New("empty resource")
-	}
-	wm, err := toInt64(watermark)
+	wm, err := s.checkBatch(resource, watermark)
 	if err != nil {
-		return fmt.Errorf("watermark: %w", err)
+		return err
 	}
 	ops := make([]Op, len(objs))
 	for i, o := range objs {

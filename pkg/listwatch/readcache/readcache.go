@@ -1,11 +1,11 @@
 package readcache
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"github.com/apiserver-lite/apiserver-lite/pkg/listwatch/response"
 	"log/slog"
 	"net/http"
 	"regexp"
@@ -65,7 +65,7 @@ func Wrap(next http.Handler, cfg Config) http.Handler {
 			}
 			return
 		}
-		rec := &recorder{ResponseWriter: w}
+		rec := &response.Recorder{ResponseWriter: w, Limit: maxBody}
 		next.ServeHTTP(rec, r)
 		if err := keep(r.Context(), cfg.Store, key, rec); err != nil {
 			cfg.Logger.Warn("get-only answer not stored", "path", r.URL.Path, "err", err)
@@ -89,14 +89,14 @@ func storeKey(path, accept string) string {
 }
 
 // keep stores a 200 answer and forgets the object on a 403 or 404.
-func keep(ctx context.Context, s Store, key string, rec *recorder) error {
+func keep(ctx context.Context, s Store, key string, rec *response.Recorder) error {
 	switch {
-	case rec.status == http.StatusForbidden || rec.status == http.StatusNotFound:
+	case rec.Status == http.StatusForbidden || rec.Status == http.StatusNotFound:
 		return s.Delete(ctx, key)
-	case rec.status != http.StatusOK || rec.overflow:
+	case rec.Status != http.StatusOK || rec.Overflow:
 		return nil
 	}
-	raw, err := json.Marshal(entry{ContentType: rec.Header().Get("Content-Type"), Body: rec.buf.Bytes()})
+	raw, err := json.Marshal(entry{ContentType: rec.Header().Get("Content-Type"), Body: rec.Body()})
 	if err != nil {
 		return err
 	}
@@ -116,39 +116,4 @@ func replay(w http.ResponseWriter, ctx context.Context, s Store, key string) boo
 	w.WriteHeader(http.StatusOK)
 	_, _ = w.Write(e.Body)
 	return true
-}
-
-// recorder passes a response through and keeps a copy of up to maxBody
-// bytes of it.
-type recorder struct {
-	http.ResponseWriter
-	status   int
-	buf      bytes.Buffer
-	overflow bool
-}
-
-func (r *recorder) WriteHeader(code int) {
-	if r.status == 0 {
-		r.status = code
-	}
-	r.ResponseWriter.WriteHeader(code)
-}
-
-func (r *recorder) Write(b []byte) (int, error) {
-	if r.status == 0 {
-		r.status = http.StatusOK
-	}
-	if r.buf.Len()+len(b) > maxBody {
-		r.overflow = true
-	} else {
-		r.buf.Write(b)
-	}
-	return r.ResponseWriter.Write(b)
-}
-
-// Flush passes flushes through.
-func (r *recorder) Flush() {
-	if f, ok := r.ResponseWriter.(http.Flusher); ok {
-		f.Flush()
-	}
 }

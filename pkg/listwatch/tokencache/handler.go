@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/apiserver-lite/apiserver-lite/pkg/listwatch/response"
 	"io"
 	"log/slog"
 	"net/http"
@@ -90,18 +91,18 @@ func withBody(r *http.Request, body []byte) *http.Request {
 
 // forward lets next answer and stores a successful answer.
 func (h *handler) forward(w http.ResponseWriter, r *http.Request, key requestKey) {
-	rec := &recorder{ResponseWriter: w}
+	rec := &response.Recorder{ResponseWriter: w, Limit: maxBody}
 	h.next.ServeHTTP(rec, r)
-	if rec.status != http.StatusCreated || rec.overflow {
+	if rec.Status != http.StatusCreated || rec.Overflow {
 		return
 	}
 	ct := rec.Header().Get("Content-Type")
-	exp, err := expiration(rec.buf.Bytes())
+	exp, err := expiration(rec.Body())
 	if err != nil {
 		h.cfg.Logger.Warn("token request answer not stored", "namespace", key.Namespace, "serviceAccount", key.ServiceAccount, "err", err)
 		return
 	}
-	raw, err := json.Marshal(entry{Expires: exp, ContentType: ct, Body: rec.buf.Bytes()})
+	raw, err := json.Marshal(entry{Expires: exp, ContentType: ct, Body: rec.Body()})
 	if err == nil {
 		err = h.cfg.Store.Put(r.Context(), key.storeKey(), raw)
 	}
@@ -137,39 +138,4 @@ func expiration(body []byte) (time.Time, error) {
 		return time.Time{}, errNotTokenRequest
 	}
 	return tr.Status.ExpirationTimestamp.Time, nil
-}
-
-// recorder passes a response through and keeps a copy of up to maxBody
-// bytes of it.
-type recorder struct {
-	http.ResponseWriter
-	status   int
-	buf      bytes.Buffer
-	overflow bool
-}
-
-func (r *recorder) WriteHeader(code int) {
-	if r.status == 0 {
-		r.status = code
-	}
-	r.ResponseWriter.WriteHeader(code)
-}
-
-func (r *recorder) Write(b []byte) (int, error) {
-	if r.status == 0 {
-		r.status = http.StatusOK
-	}
-	if r.buf.Len()+len(b) > maxBody {
-		r.overflow = true
-	} else {
-		r.buf.Write(b)
-	}
-	return r.ResponseWriter.Write(b)
-}
-
-// Flush passes flushes through (the proxy flushes streamed answers).
-func (r *recorder) Flush() {
-	if f, ok := r.ResponseWriter.(http.Flusher); ok {
-		f.Flush()
-	}
 }
