@@ -49,11 +49,11 @@ type doorDeps struct {
 	handler http.Handler
 	// operations serves /metrics and /debug/pprof/, never forwarded.
 	operations http.Handler
-	cloud   *rest.Config
-	caches  []*versioncache.Cache
-	store   *metastore.Store
-	link    *cloudsync.Link
-	log     *slog.Logger
+	cloud      *rest.Config
+	caches     []*versioncache.Cache
+	store      *metastore.Store
+	link       *cloudsync.Link
+	log        *slog.Logger
 }
 
 // openDoors listens on the configured doors; on error it closes what it
