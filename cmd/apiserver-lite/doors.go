@@ -46,14 +46,15 @@ func (s *doorSet) loopbackAddr() net.Addr {
 
 // doorDeps are what the doors wrap and consult.
 type doorDeps struct {
-	handler http.Handler
-	// operations serves /metrics and /debug/pprof/, never forwarded.
-	operations http.Handler
-	cloud      *rest.Config
-	caches     []*versioncache.Cache
-	store      *metastore.Store
-	link       *cloudsync.Link
-	log        *slog.Logger
+	// loopback and tls serve each door's requests: the local API behind
+	// the daemon's own endpoints (/metrics, /debug/pprof/, health), which
+	// are never forwarded.
+	loopback, tls http.Handler
+	cloud         *rest.Config
+	caches        []*versioncache.Cache
+	store         *metastore.Store
+	link          *cloudsync.Link
+	log           *slog.Logger
 }
 
 // openDoors listens on the configured doors; on error it closes what it
@@ -62,7 +63,7 @@ func openDoors(cfg config, d doorDeps) (*doorSet, error) {
 	set := &doorSet{}
 	if cfg.ListenAddress != "" {
 		lim := auth.NewLimiter(cfg.limits())
-		h := auth.Loopback(d.handler, auth.LoopbackConfig{Limiter: lim, Operations: d.operations})
+		h := auth.Loopback(d.loopback, auth.LoopbackConfig{Limiter: lim, Operations: d.loopback})
 		if err := set.listen(cfg.ListenAddress, nil, h, lim, d.log, "loopback"); err != nil {
 			return nil, err
 		}
@@ -86,8 +87,8 @@ func openSecureDoor(cfg config, d doorDeps, set *doorSet) error {
 		return err
 	}
 	sc.Limiter = auth.NewLimiter(cfg.limits())
-	sc.Operations = d.operations
-	return set.listen(cfg.SecureListenAddress, tlsCfg, auth.Secure(d.handler, sc), sc.Limiter, d.log, "tls")
+	sc.Operations = d.tls
+	return set.listen(cfg.SecureListenAddress, tlsCfg, auth.Secure(d.tls, sc), sc.Limiter, d.log, "tls")
 }
 
 // secureConfig wires authentication, authorization and forwarding against

@@ -28,8 +28,11 @@ const (
 	pathStatus = "/debug/apiserver-lite/status"
 )
 
-// doorLoopback labels requests of the plain-HTTP loopback door.
-const doorLoopback = "loopback"
+// Door labels of the request metrics.
+const (
+	doorLoopback = "loopback" // the plain-HTTP loopback door
+	doorTLS      = "tls"      // the authenticated TLS door
+)
 
 // ops is the daemon's operational view: metrics, health, status and the
 // systemd notifications. Fields are set by newOps and never reassigned.
@@ -79,7 +82,7 @@ func (o *ops) resourceStats() []metrics.ResourceStats {
 
 // handler serves the operational paths itself and everything else through
 // api, counting and timing every request.
-func (o *ops) handler(api http.Handler) http.Handler {
+func (o *ops) handler(api http.Handler, door string) http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("GET "+pathMetrics, o.metrics.Handler())
 	for path, checks := range map[string]func(context.Context) []check{
@@ -102,7 +105,7 @@ func (o *ops) handler(api http.Handler) http.Handler {
 	for _, r := range o.res {
 		known[resourceLabel(r)] = true
 	}
-	return o.metrics.Instrument(mux, doorLoopback, func(gr string) bool { return known[gr] })
+	return o.metrics.Instrument(mux, door, func(gr string) bool { return known[gr] })
 }
 
 // statusLine is systemd's STATUS= line: link, readiness and freshness.

@@ -126,9 +126,9 @@ func serve(ctx context.Context, cfg config, res []cloudsync.Resource, store *met
 	if err != nil {
 		return fmt.Errorf("local api: %w", err)
 	}
-	local := o.handler(withStoredAnswers(handler, res, store, link, log))
-	doors, err := openDoors(cfg, doorDeps{handler: local, operations: local, cloud: cloud,
-		caches: caches, store: store, link: link, log: log})
+	api := withStoredAnswers(handler, res, store, link, log)
+	doors, err := openDoors(cfg, doorDeps{loopback: o.handler(api, doorLoopback), tls: o.handler(api, doorTLS),
+		cloud: cloud, caches: caches, store: store, link: link, log: log})
 	if err != nil {
 		return err
 	}
