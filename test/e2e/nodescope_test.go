@@ -129,7 +129,8 @@ func checkNodeReads(t *testing.T, c *framework.Cluster, edge kubernetes.Interfac
 	core := edge.CoreV1()
 	reads := map[string]func() error{
 		"pod": func() error {
-			l, err := core.Pods(ns).List(ctx, metav1.ListOptions{})
+			// As the kubelet lists: its own pods, the scope the node may read.
+			l, err := core.Pods(ns).List(ctx, metav1.ListOptions{FieldSelector: "spec.nodeName=" + c.NodeName})
 			if err == nil && len(l.Items) != 1 {
 				err = fmt.Errorf("got %d pods, want 1", len(l.Items))
 			}
