@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/utils/clock"
 )
 
@@ -99,12 +100,13 @@ func (l *Link) Connected() bool {
 	return l.up
 }
 
-// Run probes the cloud every probeInterval until ctx ends, and returns nil
+// Run probes the cloud every probeInterval, or after the Retry-After of an
+// overloaded cloud when that is longer, until ctx ends, and returns nil
 // then.
 func (l *Link) Run(ctx context.Context) error {
 	for ctx.Err() == nil {
-		l.probe(ctx)
-		t := l.cfg.Clock.NewTimer(probeInterval)
+		wait := max(probeInterval, l.probe(ctx))
+		t := l.cfg.Clock.NewTimer(wait)
 		select {
 		case <-ctx.Done():
 		case <-t.C():
@@ -114,8 +116,9 @@ func (l *Link) Run(ctx context.Context) error {
 	return nil
 }
 
-// probe runs one probe bounded by probeTimeout and records its result.
-func (l *Link) probe(ctx context.Context) {
+// probe runs one probe bounded by probeTimeout and records its result. It
+// returns the Retry-After of a cloud that answered 429, else 0.
+func (l *Link) probe(ctx context.Context) time.Duration {
 	start := l.cfg.Clock.Now()
 	pctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
@@ -123,12 +126,22 @@ func (l *Link) probe(ctx context.Context) {
 	err := l.cfg.Probe(pctx)
 	t.Stop()
 	if ctx.Err() != nil {
-		return
+		return 0
 	}
 	if err != nil && errors.Is(context.Cause(pctx), errProbeTimeout) {
 		err = errProbeTimeout
 	}
+	var retryAfter time.Duration
+	if apierrors.IsTooManyRequests(err) {
+		// An overloaded cloud answered: it is reachable, and asked to be
+		// left alone for a while.
+		if secs, ok := apierrors.SuggestsClientDelay(err); ok {
+			retryAfter = min(time.Duration(secs)*time.Second, maxRetryAfter)
+		}
+		err = nil
+	}
 	l.record(start, err)
+	return retryAfter
 }
 
 // record applies one probe result that started at start.

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/utils/clock"
 	testingclock "k8s.io/utils/clock/testing"
 )
@@ -198,5 +199,38 @@ func TestRelistSlots(t *testing.T) {
 	l.releaseRelist()
 	if err := l.acquireRelist(ctx); err != nil {
 		t.Errorf("acquire after release: %v", err)
+	}
+}
+
+// TestLinkProbeHonoursRetryAfter: a 429 from the probe counts as
+// reachable, and the next probe waits for its Retry-After instead of
+// probeInterval.
+func TestLinkProbeHonoursRetryAfter(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		secs int
+		want time.Duration
+	}{
+		{"longer than the interval", 7, 7 * time.Second},
+		{"shorter than the interval", 1, probeInterval},
+		{"capped", 3600, maxRetryAfter},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			clk := newRecClock()
+			busy := func(context.Context) error { return apierrors.NewTooManyRequests("busy", tt.secs) }
+			l := NewLink(LinkConfig{Probe: busy, Clock: clk})
+			ctx, cancel := context.WithCancel(context.Background())
+			done := make(chan error, 1)
+			go func() { done <- l.Run(ctx) }()
+			waitFor(t, "the first pause", func() bool { return len(clk.timers()) > 0 })
+			cancel()
+			<-done
+			if got := clk.timers()[0]; got != tt.want {
+				t.Errorf("pause after a 429: got %s, want %s", got, tt.want)
+			}
+			if !l.Connected() {
+				t.Errorf("Connected after a 429: got false, want true")
+			}
+		})
 	}
 }

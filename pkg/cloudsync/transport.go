@@ -6,7 +6,6 @@ import (
 	"net/http"
 	"time"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/rest"
 )
@@ -60,8 +59,9 @@ func setHTTP2HealthCheck(rt http.RoundTripper) {
 }
 
 // NewProbe returns a link probe for LinkConfig.Probe: a GET of probePath
-// through cfg, so it shares the connections the watches use. A 429 counts
-// as success: an overloaded cloud is reachable, and its watches are alive.
+// through cfg, so it shares the connections the watches use. A 429 is
+// returned as is: the Link counts it as reachable and waits out its
+// Retry-After.
 func NewProbe(cfg *rest.Config) (func(ctx context.Context) error, error) {
 	c := rest.CopyConfig(cfg)
 	c.RateLimiter, c.QPS = nil, -1 // probes must not queue behind syncs
@@ -71,10 +71,6 @@ func NewProbe(cfg *rest.Config) (func(ctx context.Context) error, error) {
 	}
 	rc := d.RESTClient()
 	return func(ctx context.Context) error {
-		err := rc.Get().AbsPath(probePath).MaxRetries(0).Do(ctx).Error()
-		if apierrors.IsTooManyRequests(err) {
-			return nil
-		}
-		return err
+		return rc.Get().AbsPath(probePath).MaxRetries(0).Do(ctx).Error()
 	}, nil
 }

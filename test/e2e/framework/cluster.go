@@ -35,6 +35,10 @@ type Options struct {
 	// proxy that CutLink and RestoreLink control; the admin keeps its
 	// direct connection.
 	EdgeLink bool
+	// OverloadGate routes apiserver-lite's cloud connection through a TLS
+	// proxy that Overload makes answer 429 with Retry-After; not with
+	// EdgeLink.
+	OverloadGate bool
 	// NodeCredentials gives apiserver-lite the node's own identity
 	// (CN=system:node:<NodeName>, O=system:nodes) instead of a user of its
 	// own, enables the NodeRestriction admission plugin and grants the
@@ -83,6 +87,8 @@ type Cluster struct {
 	kubemark  *Process
 	// link is the edge's cloud link proxy; nil unless Options.EdgeLink.
 	link *linkProxy
+	// gate is the edge's overload gate; nil unless Options.OverloadGate.
+	gate *overloadGate
 
 	mu sync.Mutex
 	// procs lists every process ever created, in start order, for teardown
@@ -109,6 +115,9 @@ func New(t testing.TB, opts Options) *Cluster {
 	c.writeCredentials()
 	if opts.EdgeLink {
 		c.startLink()
+	}
+	if opts.OverloadGate {
+		c.startOverloadGate()
 	}
 	c.startEtcd()
 	c.startAPIServer()
