@@ -10,7 +10,6 @@ import (
 	"github.com/apiserver-lite/apiserver-lite/pkg/metastore"
 	"github.com/apiserver-lite/apiserver-lite/pkg/versioncache"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/watch"
 )
@@ -106,13 +105,9 @@ func (s *Syncer) add(b *batch, ev watch.Event) error {
 	case watch.Error:
 		return classify("watch event", apierrors.FromObject(ev.Object))
 	case watch.Bookmark:
-		m, err := meta.Accessor(ev.Object)
+		rv, err := resourceVersionOf(ev.Object)
 		if err != nil {
 			return fmt.Errorf("bookmark: %w", err)
-		}
-		rv, err := strconv.ParseUint(m.GetResourceVersion(), 10, 64)
-		if err != nil {
-			return fmt.Errorf("bookmark resource version: %w", err)
 		}
 		b.rv = max(b.rv, rv)
 		return nil
