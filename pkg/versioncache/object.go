@@ -65,6 +65,8 @@ func newListItem(t kinds.Table, raw []byte, apiVersion, kind string) (*Object, e
 	}
 	if (h.APIVersion == "" && apiVersion != "") || (h.Kind == "" && kind != "") {
 		raw = withTypeMeta(raw, &h, apiVersion, kind)
+	} else {
+		raw = typeMetaFirst(raw, &h)
 	}
 	m := h.Metadata
 	rv, err := parseRV(m.ResourceVersion)
@@ -104,6 +106,24 @@ func withTypeMeta(raw []byte, h *objectHeader, apiVersion, kind string) []byte {
 	out = append(out, '{')
 	out = append(out, prefix...)
 	return append(out, body...)
+}
+
+// typeMetaFirst returns raw, or a copy with its leading kind and
+// apiVersion members swapped when it begins {"kind":..,"apiVersion":..,
+// as kube-apiserver encodes watched objects: every stored object of a
+// built-in kind then begins {"apiVersion":..,"kind":.., which is what the
+// LIST writer strips without re-encoding the object.
+func typeMetaFirst(raw []byte, h *objectHeader) []byte {
+	if h.Kind == "" || h.APIVersion == "" {
+		return raw
+	}
+	swapped := appendMember(appendMember([]byte{'{'}, "kind", h.Kind), "apiVersion", h.APIVersion)
+	if !bytes.HasPrefix(raw, swapped) {
+		return raw
+	}
+	out := appendMember(appendMember(make([]byte, 1, len(raw)), "apiVersion", h.APIVersion), "kind", h.Kind)
+	out[0] = '{'
+	return append(out, raw[len(swapped):]...)
 }
 
 // appendMember appends "key":value, (a JSON string member and a comma).

@@ -325,9 +325,17 @@ func TestNewListItem(t *testing.T) {
 			want: `{"apiVersion":"v1","kind":"Pod","metadata":{"name":"a","resourceVersion":"5"}}`,
 		},
 		{
-			name: "own type meta kept as is", raw: `{"kind":"Widget","apiVersion":"x.io/v1","metadata":{"name":"a","resourceVersion":"5"}}`,
+			name: "own type meta kept, put first", raw: `{"kind":"Widget","apiVersion":"x.io/v1","metadata":{"name":"a","resourceVersion":"5"}}`,
 			apiVersion: "v1", kind: "Pod",
-			want: `{"kind":"Widget","apiVersion":"x.io/v1","metadata":{"name":"a","resourceVersion":"5"}}`,
+			want: `{"apiVersion":"x.io/v1","kind":"Widget","metadata":{"name":"a","resourceVersion":"5"}}`,
+		},
+		{
+			name: "watch order swapped", raw: `{"kind":"Pod","apiVersion":"v1","metadata":{"name":"a","resourceVersion":"5"}}`,
+			want: `{"apiVersion":"v1","kind":"Pod","metadata":{"name":"a","resourceVersion":"5"}}`,
+		},
+		{
+			name: "other orders kept as is", raw: `{"metadata":{"name":"a","resourceVersion":"5"},"kind":"Pod","apiVersion":"v1"}`,
+			want: `{"metadata":{"name":"a","resourceVersion":"5"},"kind":"Pod","apiVersion":"v1"}`,
 		},
 		{name: "no name", raw: `{"metadata":{"resourceVersion":"5"}}`, apiVersion: "v1", kind: "Pod", wantErr: true},
 		{name: "not an object", raw: `[]`, apiVersion: "v1", kind: "Pod", wantErr: true},
