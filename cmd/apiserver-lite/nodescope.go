@@ -10,7 +10,6 @@ import (
 	"github.com/apiserver-lite/apiserver-lite/pkg/versioncache"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/discovery"
-	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
 )
@@ -74,9 +73,9 @@ func newDemand(cloud *rest.Config, res []cloudsync.Resource, caches []*versionca
 	if !hasConfigMaps || !hasPods || !hasNodes {
 		return nil, fmt.Errorf("on-demand secrets need pods, nodes and configmaps")
 	}
-	dyn, err := dynamic.NewForConfig(cloud)
+	raw, err := cloudsync.NewRawClient(cloud)
 	if err != nil {
-		return nil, fmt.Errorf("cloud client: %w", err)
+		return nil, err
 	}
 	disc, err := discovery.NewDiscoveryClientForConfig(cloud)
 	if err != nil {
@@ -87,7 +86,7 @@ func newDemand(cloud *rest.Config, res []cloudsync.Resource, caches []*versionca
 		Secrets:    cloudsync.DemandKind{Resource: res[si], Cache: caches[si]},
 		ConfigMaps: cloudsync.DemandKind{Resource: res[ci], Cache: caches[ci]},
 		Source: func(r cloudsync.Resource) cache.ListerWatcherWithContext {
-			return cloudsync.NewListerWatcher(dyn, r)
+			return raw.ListerWatcher(r)
 		},
 		Discovery: disc, Store: store, Link: link, Logger: log,
 	})

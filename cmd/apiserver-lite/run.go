@@ -17,7 +17,6 @@ import (
 	"github.com/apiserver-lite/apiserver-lite/pkg/metastore"
 	"github.com/apiserver-lite/apiserver-lite/pkg/versioncache"
 	"k8s.io/client-go/discovery"
-	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 )
@@ -241,9 +240,9 @@ func cloudConfig(kubeconfig string) (*rest.Config, error) {
 }
 
 func newSyncers(cloud *rest.Config, res []cloudsync.Resource, caches []*versioncache.Cache, obs *observer, store *metastore.Store, link *cloudsync.Link, log *slog.Logger) ([]*cloudsync.Syncer, error) {
-	dyn, err := dynamic.NewForConfig(cloud)
+	raw, err := cloudsync.NewRawClient(cloud)
 	if err != nil {
-		return nil, fmt.Errorf("cloud client: %w", err)
+		return nil, err
 	}
 	disc, err := discovery.NewDiscoveryClientForConfig(cloud)
 	if err != nil {
@@ -255,7 +254,7 @@ func newSyncers(cloud *rest.Config, res []cloudsync.Resource, caches []*versionc
 			continue // held by the Demand, not listed
 		}
 		out = append(out, cloudsync.New(cloudsync.Config{
-			Resource: r, ListerWatcher: cloudsync.NewListerWatcher(dyn, r), Discovery: disc,
+			Resource: r, ListerWatcher: raw.ListerWatcher(r), Discovery: disc,
 			Store: observedStore{Store: store, obs: obs}, Cache: caches[i], Link: link, Logger: log, Observer: obs,
 		}))
 	}

@@ -2,16 +2,23 @@ package cloudsync
 
 import (
 	"fmt"
+	"strconv"
 
 	"github.com/apiserver-lite/apiserver-lite/pkg/metastore"
 	"github.com/apiserver-lite/apiserver-lite/pkg/versioncache"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	utiljson "k8s.io/apimachinery/pkg/util/json"
 )
 
-// toObject encodes a cloud object as JSON once; the same bytes are stored
-// and served.
+// toObject turns a cloud object into its stored form. The bytes of a
+// *rawObject (from RawClient) are kept as the cloud sent them and decoded
+// once; an *unstructured.Unstructured is encoded as JSON once.
 func toObject(obj runtime.Object) (*versioncache.Object, error) {
+	if r, ok := obj.(*rawObject); ok {
+		return versioncache.NewListItem(r.Raw, r.APIVersion, r.Kind)
+	}
 	u, ok := obj.(*unstructured.Unstructured)
 	if !ok {
 		return nil, fmt.Errorf("unexpected object type %T", obj)
@@ -37,4 +44,32 @@ func deleteOp(o *versioncache.Object) metastore.Op {
 
 func storedObject(o *versioncache.Object) metastore.Object {
 	return metastore.Object{Namespace: o.Namespace, Name: o.Name, RV: o.RV, Raw: o.Raw}
+}
+
+// resourceVersionOf returns metadata.resourceVersion of a cloud object,
+// such as a watch bookmark.
+func resourceVersionOf(obj runtime.Object) (uint64, error) {
+	var s string
+	if r, ok := obj.(*rawObject); ok {
+		var m struct {
+			Metadata struct {
+				ResourceVersion string `json:"resourceVersion"`
+			} `json:"metadata"`
+		}
+		if err := utiljson.Unmarshal(r.Raw, &m); err != nil {
+			return 0, err
+		}
+		s = m.Metadata.ResourceVersion
+	} else {
+		m, err := meta.Accessor(obj)
+		if err != nil {
+			return 0, err
+		}
+		s = m.GetResourceVersion()
+	}
+	rv, err := strconv.ParseUint(s, 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("resource version %q: %w", s, err)
+	}
+	return rv, nil
 }

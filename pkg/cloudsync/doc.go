@@ -7,6 +7,12 @@
 // applied to the Cache that local clients read. The cloud's
 // resourceVersions are kept unchanged.
 //
+// Cloud objects are read in JSON through RawClient and kept as the bytes
+// the cloud sent: each is decoded once, for the few fields selectors and
+// indexes need, and never held as a decoded tree. A LIST is turned into
+// stored objects page by page, and a burst of watch events is committed
+// together (group commit) before it is fanned out.
+//
 // On start a Syncer resumes the watch from the stored watermark. It relists
 // only when the cloud answers 410 Gone/Expired; the relist result is diffed
 // against the stored state and published as ADDED, MODIFIED and DELETED

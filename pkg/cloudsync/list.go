@@ -9,11 +9,11 @@ import (
 
 	"github.com/apiserver-lite/apiserver-lite/pkg/metastore"
 	"github.com/apiserver-lite/apiserver-lite/pkg/versioncache"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
-	"k8s.io/client-go/tools/pager"
 )
 
 // listPageSize is the cloud LIST page size, as client-go's reflector uses.
@@ -70,34 +70,54 @@ func (s *Syncer) relist(ctx context.Context) error {
 	return nil
 }
 
-// list reads every object from the cloud in pages of listPageSize.
+// list reads every object from the cloud in pages of listPageSize. Each
+// page is turned into stored objects before the next is asked for, so the
+// cloud's encoding of at most one page is held at a time. As client-go's
+// pager does, a continue token the cloud expired meanwhile restarts the
+// list in one request.
 func (s *Syncer) list(ctx context.Context) ([]*versioncache.Object, uint64, error) {
-	p := pager.New(func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
-		return s.cfg.ListerWatcher.ListWithContext(ctx, o)
-	})
-	p.PageSize = listPageSize
-	obj, _, err := p.List(ctx, metav1.ListOptions{})
-	if err != nil {
-		return nil, 0, fmt.Errorf("list: %w", err)
-	}
-	lm, err := meta.ListAccessor(obj)
-	if err != nil {
-		return nil, 0, fmt.Errorf("list: %w", err)
-	}
-	listRV, err := strconv.ParseUint(lm.GetResourceVersion(), 10, 64)
-	if err != nil {
-		return nil, 0, fmt.Errorf("list resource version %q: %w", lm.GetResourceVersion(), err)
-	}
+	opts := metav1.ListOptions{Limit: listPageSize}
 	var objs []*versioncache.Object
-	err = meta.EachListItem(obj, func(item runtime.Object) error {
-		o, err := toObject(item)
-		objs = append(objs, o)
-		return err
-	})
-	if err != nil {
-		return nil, 0, fmt.Errorf("list: %w", err)
+	var listRV uint64
+	for {
+		page, err := s.cfg.ListerWatcher.ListWithContext(ctx, opts)
+		if opts.Continue != "" && apierrors.IsResourceExpired(err) {
+			objs, opts = nil, metav1.ListOptions{}
+			continue
+		}
+		if err != nil {
+			return nil, 0, fmt.Errorf("list: %w", err)
+		}
+		lm, err := meta.ListAccessor(page)
+		if err != nil {
+			return nil, 0, fmt.Errorf("list: %w", err)
+		}
+		if opts.Continue == "" {
+			if listRV, err = strconv.ParseUint(lm.GetResourceVersion(), 10, 64); err != nil {
+				return nil, 0, fmt.Errorf("list resource version %q: %w", lm.GetResourceVersion(), err)
+			}
+		}
+		if objs, err = appendItems(objs, page); err != nil {
+			return nil, 0, fmt.Errorf("list: %w", err)
+		}
+		if lm.GetContinue() == "" {
+			return objs, listRV, nil
+		}
+		opts.Continue = lm.GetContinue()
 	}
-	return objs, listRV, nil
+}
+
+// appendItems appends the stored form of every item of a list page.
+func appendItems(objs []*versioncache.Object, page runtime.Object) ([]*versioncache.Object, error) {
+	err := meta.EachListItem(page, func(item runtime.Object) error {
+		o, err := toObject(item)
+		if err != nil {
+			return err
+		}
+		objs = append(objs, o)
+		return nil
+	})
+	return objs, err
 }
 
 // diff returns the events that turn the stored state into the listed one:

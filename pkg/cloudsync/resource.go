@@ -1,15 +1,9 @@
 package cloudsync
 
 import (
-	"context"
 	"net/url"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/watch"
-	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/tools/cache"
 )
 
 // Resource is one configured resource to keep in sync: a GVR, optionally
@@ -53,22 +47,3 @@ func (r Resource) Key() string {
 // InfoKey is the metastore meta key holding the resource's discovery
 // information, so an offline restart can still serve it.
 func (r Resource) InfoKey() string { return "info/" + r.Key() }
-
-// NewListerWatcher lists and watches r through the dynamic client, applying
-// r's namespace and selectors to every request.
-func NewListerWatcher(client dynamic.Interface, r Resource) cache.ListerWatcherWithContext {
-	ri := client.Resource(r.GVR).Namespace(r.Namespace)
-	narrow := func(o metav1.ListOptions) metav1.ListOptions {
-		o.LabelSelector = r.LabelSelector
-		o.FieldSelector = r.FieldSelector
-		return o
-	}
-	return &cache.ListWatch{
-		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
-			return ri.List(ctx, narrow(o))
-		},
-		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
-			return ri.Watch(ctx, narrow(o))
-		},
-	}
-}

@@ -10,7 +10,6 @@ import (
 	"github.com/apiserver-lite/apiserver-lite/pkg/metastore"
 	"github.com/apiserver-lite/apiserver-lite/pkg/versioncache"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/watch"
 )
@@ -24,6 +23,13 @@ const (
 	// SQLite transaction: large enough to amortise the fsync under bursts,
 	// small enough to keep transactions and publish latency short.
 	maxBatch = 256
+	// groupCommitWindow is how long a batch stays open for more events
+	// once a burst is seen (more than one event already waiting), so the
+	// burst is committed in one transaction and one fsync rather than
+	// several. A lone event is committed at once and never waits. Short
+	// against the fsync it saves, so it adds at most that to a burst's
+	// delivery.
+	groupCommitWindow = 2 * time.Millisecond
 )
 
 // batch is a set of cloud events committed in one transaction.
@@ -64,8 +70,10 @@ func (s *Syncer) watch(ctx context.Context) error {
 }
 
 // nextBatch waits for one event, then takes every event that has already
-// arrived, up to maxBatch. open is false once the cloud closed the watch.
-// It fails with errLinkDead when dead is closed while it waits.
+// arrived, and, when that is a burst, those arriving within
+// groupCommitWindow, up to maxBatch in all. open is false once the cloud
+// closed the watch. It fails with errLinkDead when dead is closed while it
+// waits for the first event.
 func (s *Syncer) nextBatch(ctx context.Context, ch <-chan watch.Event, dead <-chan struct{}) (b batch, open bool, err error) {
 	b.rv = s.rv
 	select {
@@ -81,8 +89,38 @@ func (s *Syncer) nextBatch(ctx context.Context, ch <-chan watch.Event, dead <-ch
 			return b, true, err
 		}
 	}
+	seen := 1
 	for len(b.events) < maxBatch {
 		select {
+		case ev, ok := <-ch:
+			if !ok {
+				return b, false, nil
+			}
+			seen++
+			if err := s.add(&b, ev); err != nil {
+				return b, true, err
+			}
+		default:
+			if seen == 1 {
+				return b, true, nil
+			}
+			return s.fillBatch(ctx, ch, b)
+		}
+	}
+	return b, true, nil
+}
+
+// fillBatch adds to b the events arriving within groupCommitWindow, up to
+// maxBatch in all.
+func (s *Syncer) fillBatch(ctx context.Context, ch <-chan watch.Event, b batch) (batch, bool, error) {
+	t := s.cfg.Clock.NewTimer(groupCommitWindow)
+	defer t.Stop()
+	for len(b.events) < maxBatch {
+		select {
+		case <-ctx.Done():
+			return b, true, nil
+		case <-t.C():
+			return b, true, nil
 		case ev, ok := <-ch:
 			if !ok {
 				return b, false, nil
@@ -90,8 +128,6 @@ func (s *Syncer) nextBatch(ctx context.Context, ch <-chan watch.Event, dead <-ch
 			if err := s.add(&b, ev); err != nil {
 				return b, true, err
 			}
-		default:
-			return b, true, nil
 		}
 	}
 	return b, true, nil
@@ -106,13 +142,9 @@ func (s *Syncer) add(b *batch, ev watch.Event) error {
 	case watch.Error:
 		return classify("watch event", apierrors.FromObject(ev.Object))
 	case watch.Bookmark:
-		m, err := meta.Accessor(ev.Object)
+		rv, err := resourceVersionOf(ev.Object)
 		if err != nil {
 			return fmt.Errorf("bookmark: %w", err)
-		}
-		rv, err := strconv.ParseUint(m.GetResourceVersion(), 10, 64)
-		if err != nil {
-			return fmt.Errorf("bookmark resource version: %w", err)
 		}
 		b.rv = max(b.rv, rv)
 		return nil

@@ -1,6 +1,8 @@
 package versioncache
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
@@ -38,14 +40,33 @@ func NewObject(raw []byte) (*Object, error) {
 	return newObject(kinds.Builtin, raw)
 }
 
+// NewListItem is NewObject for an item of a list, whose apiVersion and
+// kind a server may leave out (kube-apiserver does for built-in kinds):
+// when raw lacks them, apiVersion and kind, the list's, are inserted at the
+// front of a copy of raw, so the stored bytes always carry them. raw is
+// decoded once.
+func NewListItem(raw []byte, apiVersion, kind string) (*Object, error) {
+	return newListItem(kinds.Builtin, raw, apiVersion, kind)
+}
+
 // newObject is NewObject with the attributes table t.
 func newObject(t kinds.Table, raw []byte) (*Object, error) {
+	return newListItem(t, raw, "", "")
+}
+
+// newListItem is NewListItem with the attributes table t.
+func newListItem(t kinds.Table, raw []byte, apiVersion, kind string) (*Object, error) {
 	var h objectHeader
 	if err := utiljson.Unmarshal(raw, &h); err != nil {
 		return nil, fmt.Errorf("decode object: %w", err)
 	}
 	if h.Metadata == nil || h.Metadata.Name == "" {
 		return nil, errors.New("decode object: missing metadata.name")
+	}
+	if (h.APIVersion == "" && apiVersion != "") || (h.Kind == "" && kind != "") {
+		raw = withTypeMeta(raw, &h, apiVersion, kind)
+	} else {
+		raw = typeMetaFirst(raw, &h)
 	}
 	m := h.Metadata
 	rv, err := parseRV(m.ResourceVersion)
@@ -65,6 +86,54 @@ func newObject(t kinds.Table, raw []byte) (*Object, error) {
 		Fields:    fs,
 		enc:       new(encodings),
 	}, nil
+}
+
+// withTypeMeta returns a copy of the JSON object raw, which has a
+// metadata.name so is not empty, with the apiVersion and kind that h lacks
+// inserted first, and sets them in h.
+func withTypeMeta(raw []byte, h *objectHeader, apiVersion, kind string) []byte {
+	var prefix []byte
+	if h.APIVersion == "" && apiVersion != "" {
+		prefix = appendMember(prefix, "apiVersion", apiVersion)
+		h.APIVersion = apiVersion
+	}
+	if h.Kind == "" && kind != "" {
+		prefix = appendMember(prefix, "kind", kind)
+		h.Kind = kind
+	}
+	body := bytes.TrimLeft(raw, " \t\r\n")[1:] // after the '{'
+	out := make([]byte, 0, 1+len(prefix)+len(body))
+	out = append(out, '{')
+	out = append(out, prefix...)
+	return append(out, body...)
+}
+
+// typeMetaFirst returns raw, or a copy with its leading kind and
+// apiVersion members swapped when it begins {"kind":..,"apiVersion":..,
+// as kube-apiserver encodes watched objects: every stored object of a
+// built-in kind then begins {"apiVersion":..,"kind":.., which is what the
+// LIST writer strips without re-encoding the object.
+func typeMetaFirst(raw []byte, h *objectHeader) []byte {
+	if h.Kind == "" || h.APIVersion == "" {
+		return raw
+	}
+	swapped := appendMember(appendMember([]byte{'{'}, "kind", h.Kind), "apiVersion", h.APIVersion)
+	if !bytes.HasPrefix(raw, swapped) {
+		return raw
+	}
+	out := appendMember(appendMember(make([]byte, 1, len(raw)), "apiVersion", h.APIVersion), "kind", h.Kind)
+	out[0] = '{'
+	return append(out, raw[len(swapped):]...)
+}
+
+// appendMember appends "key":value, (a JSON string member and a comma).
+func appendMember(b []byte, key, value string) []byte {
+	k, _ := json.Marshal(key) // a string always encodes
+	v, _ := json.Marshal(value)
+	b = append(b, k...)
+	b = append(b, ':')
+	b = append(b, v...)
+	return append(b, ',')
 }
 
 // parseRV parses a stored object's resourceVersion: a positive decimal

@@ -1,6 +1,7 @@
 package versioncache
 
 import (
+	"reflect"
 	"strings"
 	"testing"
 
@@ -305,4 +306,99 @@ func TestNewObjectWithInjectedTable(t *testing.T) {
 	if _, ok := o.Fields["spec.color"]; ok {
 		t.Errorf("got spec.color from the builtin table, want only metadata fields")
 	}
+}
+
+func TestNewListItem(t *testing.T) {
+	tests := []struct {
+		name, raw, apiVersion, kind string
+		want                        string
+		wantErr                     bool
+	}{
+		{
+			name: "type meta inserted", raw: `{"metadata":{"name":"a","resourceVersion":"5"},"spec":{"nodeName":"n"}}`,
+			apiVersion: "v1", kind: "Pod",
+			want: `{"apiVersion":"v1","kind":"Pod","metadata":{"name":"a","resourceVersion":"5"},"spec":{"nodeName":"n"}}`,
+		},
+		{
+			name: "leading whitespace", raw: " \n{\"metadata\":{\"name\":\"a\",\"resourceVersion\":\"5\"}}",
+			apiVersion: "v1", kind: "Pod",
+			want: `{"apiVersion":"v1","kind":"Pod","metadata":{"name":"a","resourceVersion":"5"}}`,
+		},
+		{
+			name: "own type meta kept, put first", raw: `{"kind":"Widget","apiVersion":"x.io/v1","metadata":{"name":"a","resourceVersion":"5"}}`,
+			apiVersion: "v1", kind: "Pod",
+			want: `{"apiVersion":"x.io/v1","kind":"Widget","metadata":{"name":"a","resourceVersion":"5"}}`,
+		},
+		{
+			name: "watch order swapped", raw: `{"kind":"Pod","apiVersion":"v1","metadata":{"name":"a","resourceVersion":"5"}}`,
+			want: `{"apiVersion":"v1","kind":"Pod","metadata":{"name":"a","resourceVersion":"5"}}`,
+		},
+		{
+			name: "other orders kept as is", raw: `{"metadata":{"name":"a","resourceVersion":"5"},"kind":"Pod","apiVersion":"v1"}`,
+			want: `{"metadata":{"name":"a","resourceVersion":"5"},"kind":"Pod","apiVersion":"v1"}`,
+		},
+		{name: "no name", raw: `{"metadata":{"resourceVersion":"5"}}`, apiVersion: "v1", kind: "Pod", wantErr: true},
+		{name: "not an object", raw: `[]`, apiVersion: "v1", kind: "Pod", wantErr: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			o, err := NewListItem([]byte(tt.raw), tt.apiVersion, tt.kind)
+			if (err != nil) != tt.wantErr {
+				t.Fatalf("got error %v, want error %v", err, tt.wantErr)
+			}
+			if err != nil {
+				return
+			}
+			if string(o.Raw) != tt.want {
+				t.Errorf("got %s, want %s", o.Raw, tt.want)
+			}
+			if o.Name != "a" || o.RV != 5 {
+				t.Errorf("got %s at %d, want a at 5", o.Name, o.RV)
+			}
+		})
+	}
+	// A Pod item's selectable fields are read although its kind came from
+	// the list.
+	o, err := NewListItem([]byte(tests[0].raw), "v1", "Pod")
+	if err != nil || o.Fields["spec.nodeName"] != "n" {
+		t.Errorf("got fields %v (%v), want spec.nodeName=n", o.Fields, err)
+	}
+}
+
+// TestObjectHoldsNoTree checks that an Object keeps its bytes and flat
+// string sets only: no decoded JSON tree (maps or slices of any, or
+// interfaces) survives construction.
+func TestObjectHoldsNoTree(t *testing.T) {
+	typ := reflect.TypeFor[Object]()
+	for i := range typ.NumField() {
+		f := typ.Field(i)
+		if f.Name == "enc" {
+			continue // the lazily filled cache of other encodings
+		}
+		if k := holdsAny(f.Type); k != "" {
+			t.Errorf("field %s holds %s, want bytes or strings only", f.Name, k)
+		}
+	}
+}
+
+// holdsAny names the first interface type reachable in t, "" if none.
+func holdsAny(t reflect.Type) string {
+	switch t.Kind() {
+	case reflect.Interface:
+		return t.String()
+	case reflect.Map:
+		if s := holdsAny(t.Key()); s != "" {
+			return s
+		}
+		return holdsAny(t.Elem())
+	case reflect.Slice, reflect.Array, reflect.Pointer:
+		return holdsAny(t.Elem())
+	case reflect.Struct:
+		for i := range t.NumField() {
+			if s := holdsAny(t.Field(i).Type); s != "" {
+				return s
+			}
+		}
+	}
+	return ""
 }
