@@ -63,7 +63,7 @@ func openDoors(cfg config, d doorDeps) (*doorSet, error) {
 	set := &doorSet{}
 	if cfg.ListenAddress != "" {
 		lim := auth.NewLimiter(cfg.limits())
-		h := auth.Loopback(d.loopback, auth.LoopbackConfig{Limiter: lim, Operations: d.loopback})
+		h := auth.Loopback(withoutCompression(d.loopback), auth.LoopbackConfig{Limiter: lim, Operations: d.loopback})
 		if err := set.listen(cfg.ListenAddress, nil, h, lim, d.log, "loopback"); err != nil {
 			return nil, err
 		}
@@ -89,6 +89,17 @@ func openSecureDoor(cfg config, d doorDeps, set *doorSet) error {
 	sc.Limiter = auth.NewLimiter(cfg.limits())
 	sc.Operations = d.tls
 	return set.listen(cfg.SecureListenAddress, tlsCfg, auth.Secure(d.tls, sc), sc.Limiter, d.log, "tls")
+}
+
+// withoutCompression serves h as if no client accepted gzip: on the
+// loopback door compressing a body only costs CPU on both ends (kube-
+// apiserver's gzip is for networks), so bodies go out as they are cached.
+// The TLS door compresses large bodies for clients that ask, as kube does.
+func withoutCompression(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		r.Header.Del("Accept-Encoding")
+		h.ServeHTTP(w, r)
+	})
 }
 
 // secureConfig wires authentication, authorization and forwarding against
