@@ -9,7 +9,6 @@ import (
 	"github.com/apiserver-lite/apiserver-lite/pkg/metastore"
 	"github.com/apiserver-lite/apiserver-lite/pkg/versioncache"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
 )
@@ -58,7 +57,7 @@ func scopedResources(ctx context.Context, cfg config, configured []cloudsync.Res
 
 // newDemand returns the runner holding the OnDemand resources of res, or
 // nil if there are none.
-func newDemand(cloud *rest.Config, res []cloudsync.Resource, caches []*versioncache.Cache, store *metastore.Store, link *cloudsync.Link, log *slog.Logger) (func(context.Context) error, error) {
+func newDemand(cl cloudClients, res []cloudsync.Resource, caches []*versioncache.Cache, store *metastore.Store, link *cloudsync.Link, log *slog.Logger) (func(context.Context) error, error) {
 	byGVR := map[schema.GroupVersionResource]int{}
 	for i, r := range res {
 		byGVR[r.GVR] = i
@@ -73,22 +72,14 @@ func newDemand(cloud *rest.Config, res []cloudsync.Resource, caches []*versionca
 	if !hasConfigMaps || !hasPods || !hasNodes {
 		return nil, fmt.Errorf("on-demand secrets need pods, nodes and configmaps")
 	}
-	raw, err := cloudsync.NewRawClient(cloud)
-	if err != nil {
-		return nil, err
-	}
-	disc, err := discovery.NewDiscoveryClientForConfig(cloud)
-	if err != nil {
-		return nil, fmt.Errorf("cloud discovery: %w", err)
-	}
 	d := cloudsync.NewDemand(cloudsync.DemandConfig{
 		Pods: caches[pi], Nodes: caches[ni],
 		Secrets:    cloudsync.DemandKind{Resource: res[si], Cache: caches[si]},
 		ConfigMaps: cloudsync.DemandKind{Resource: res[ci], Cache: caches[ci]},
 		Source: func(r cloudsync.Resource) cache.ListerWatcherWithContext {
-			return raw.ListerWatcher(r)
+			return cl.raw.ListerWatcher(r)
 		},
-		Discovery: disc, Store: store, Link: link, Logger: log,
+		Discovery: cl.disc, Store: store, Link: link, Logger: log,
 	})
 	return d.Run, nil
 }

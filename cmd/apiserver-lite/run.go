@@ -108,15 +108,16 @@ func serve(ctx context.Context, cfg config, res []cloudsync.Resource, store *met
 	}
 	o := newOps(cfg, res, caches, link.Connected, store)
 	o.recovery = rec
-	syncers, err := newSyncers(cloud, res, caches, newObserver(o.metrics, res), store, link, log)
+	clients, err := newCloudClients(cloud)
 	if err != nil {
 		return err
 	}
-	demand, err := newDemand(cloud, res, caches, store, link, log)
+	syncers := newSyncers(clients, res, caches, newObserver(o.metrics, res), store, link, log)
+	demand, err := newDemand(clients, res, caches, store, link, log)
 	if err != nil {
 		return err
 	}
-	version, err := newVersionKeeper(ctx, cloud, store, log)
+	version, err := newVersionKeeper(ctx, clients, store, log)
 	if err != nil {
 		return err
 	}
@@ -239,36 +240,42 @@ func cloudConfig(kubeconfig string) (*rest.Config, error) {
 	return c, nil
 }
 
-func newSyncers(cloud *rest.Config, res []cloudsync.Resource, caches []*versioncache.Cache, obs *observer, store *metastore.Store, link *cloudsync.Link, log *slog.Logger) ([]*cloudsync.Syncer, error) {
+// cloudClients are the daemon's clients of the cloud, made once.
+type cloudClients struct {
+	raw  *cloudsync.RawClient
+	disc *discovery.DiscoveryClient
+}
+
+func newCloudClients(cloud *rest.Config) (cloudClients, error) {
 	raw, err := cloudsync.NewRawClient(cloud)
 	if err != nil {
-		return nil, err
+		return cloudClients{}, err
 	}
 	disc, err := discovery.NewDiscoveryClientForConfig(cloud)
 	if err != nil {
-		return nil, fmt.Errorf("cloud discovery: %w", err)
+		return cloudClients{}, fmt.Errorf("cloud discovery: %w", err)
 	}
+	return cloudClients{raw: raw, disc: disc}, nil
+}
+
+func newSyncers(cl cloudClients, res []cloudsync.Resource, caches []*versioncache.Cache, obs *observer, store *metastore.Store, link *cloudsync.Link, log *slog.Logger) []*cloudsync.Syncer {
 	out := make([]*cloudsync.Syncer, 0, len(res))
 	for i, r := range res {
 		if r.OnDemand {
 			continue // held by the Demand, not listed
 		}
 		out = append(out, cloudsync.New(cloudsync.Config{
-			Resource: r, ListerWatcher: raw.ListerWatcher(r), Discovery: disc,
+			Resource: r, ListerWatcher: cl.raw.ListerWatcher(r), Discovery: cl.disc,
 			Store: observedStore{Store: store, obs: obs}, Cache: caches[i], Link: link, Logger: log, Observer: obs,
 		}))
 	}
-	return out, nil
+	return out
 }
 
 // newVersionKeeper returns the keeper of the cloud's version, loaded with
 // the version last persisted so /version answers before the cloud does.
-func newVersionKeeper(ctx context.Context, cloud *rest.Config, store *metastore.Store, log *slog.Logger) (*cloudsync.VersionKeeper, error) {
-	disc, err := discovery.NewDiscoveryClientForConfig(cloud)
-	if err != nil {
-		return nil, fmt.Errorf("cloud discovery: %w", err)
-	}
-	k := cloudsync.NewVersionKeeper(cloudsync.VersionConfig{Fetcher: disc, Store: store, Logger: log})
+func newVersionKeeper(ctx context.Context, cl cloudClients, store *metastore.Store, log *slog.Logger) (*cloudsync.VersionKeeper, error) {
+	k := cloudsync.NewVersionKeeper(cloudsync.VersionConfig{Fetcher: cl.disc, Store: store, Logger: log})
 	if err := k.Load(ctx); err != nil {
 		return nil, err
 	}
