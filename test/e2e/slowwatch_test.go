@@ -136,12 +136,14 @@ func openStalledWatcher(t *testing.T, port int, ns string) {
 		}
 		return serr
 	}}
-	conn, err := d.DialContext(t.Context(), "tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
+	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
+	conn, err := d.DialContext(t.Context(), "tcp", addr)
 	if err != nil {
 		t.Fatalf("dial stalled watcher: %v", err)
 	}
 	t.Cleanup(func() { conn.Close() })
-	req := fmt.Sprintf("GET /api/v1/namespaces/%s/configmaps?watch=true HTTP/1.1\r\nHost: edge\r\nAccept: application/json\r\n\r\n", ns)
+	// A loopback Host: the loopback door refuses any other (DNS rebinding).
+	req := fmt.Sprintf("GET /api/v1/namespaces/%s/configmaps?watch=true HTTP/1.1\r\nHost: %s\r\nAccept: application/json\r\n\r\n", ns, addr)
 	if _, err := conn.Write([]byte(req)); err != nil {
 		t.Fatalf("send stalled watch: %v", err)
 	}
