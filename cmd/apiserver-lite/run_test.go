@@ -7,7 +7,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -16,7 +15,6 @@ import (
 	"github.com/apiserver-lite/apiserver-lite/pkg/cloudsync"
 	"github.com/apiserver-lite/apiserver-lite/pkg/metastore"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
 // unreachableKubeconfig names a cloud nothing listens on (port 1 on
@@ -69,25 +67,8 @@ func mustSeedStore(t *testing.T, dir string, r cloudsync.Resource) {
 // With the cloud unreachable, a restarted daemon serves the persisted state
 // and cloud version, answers writes with 503, and shuts down cleanly when cancelled.
 func TestRunServesPersistedStateOffline(t *testing.T) {
-	dir := t.TempDir()
-	kc := filepath.Join(dir, "kubeconfig")
-	if err := os.WriteFile(kc, []byte(unreachableKubeconfig), 0o600); err != nil {
-		t.Fatalf("write kubeconfig: %v", err)
-	}
-	cfgFile := filepath.Join(dir, "config.yaml")
-	if err := os.WriteFile(cfgFile, []byte("resources:\n  - {version: v1, resource: configmaps}\n"), 0o600); err != nil {
-		t.Fatalf("write config: %v", err)
-	}
-	data := filepath.Join(dir, "data")
-	mustSeedStore(t, data, cloudsync.Resource{GVR: schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}})
-	addr := mustFreeAddress(t)
-
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() {
-		done <- run(ctx, []string{"--config", cfgFile, "--kubeconfig", kc, "--data-dir", data, "--listen-address", addr, "--node-name", "n1", "--log-level", "error"})
-	}()
-	base := "http://" + addr
+	d := startOfflineDaemon(t)
+	base := d.base
 	body := mustGetEventually(t, base+"/api/v1/namespaces/ns/configmaps/kept")
 	if want := `"resourceVersion":"41"`; !strings.Contains(body, want) {
 		t.Errorf("GET persisted configmap: got %s, want it to contain %s", body, want)
@@ -107,16 +88,10 @@ func TestRunServesPersistedStateOffline(t *testing.T) {
 		t.Errorf("write while offline: got %d Retry-After %q, want 503 with Retry-After", resp.StatusCode, resp.Header.Get("Retry-After"))
 	}
 
-	cancel()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Errorf("run: got %v, want nil after cancel", err)
-		}
-	case <-time.After(shutdownTimeout + 5*time.Second):
-		t.Fatalf("run did not return within the shutdown bound")
+	if err := d.stop(); err != nil {
+		t.Errorf("run: got %v, want nil after cancel", err)
 	}
-	st, err := metastore.Open(context.Background(), filepath.Join(data, dbFile))
+	st, err := metastore.Open(context.Background(), filepath.Join(d.data, dbFile))
 	if err != nil {
 		t.Fatalf("reopen after shutdown: %v", err)
 	}
