@@ -100,3 +100,27 @@ func TestEventEncodedFrame(t *testing.T) {
 		t.Errorf("got %d encodes, want edited and caller-built events encoded afresh", calls.Load())
 	}
 }
+
+// A cached encoding keeps no spare capacity from its encoder's buffer.
+func TestEncodedExactSize(t *testing.T) {
+	tests := []struct {
+		name string
+		out  []byte
+	}{
+		{name: "spare capacity", out: append(make([]byte, 0, 4096), "pb:abc"...)},
+		{name: "exact", out: []byte("pb:abc")},
+		{name: "empty", out: nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			o := MustPod(t, "default", "a", 5, "web")
+			b, err := o.Encoded("pb", func([]byte) ([]byte, error) { return tt.out, nil })
+			if err != nil {
+				t.Fatalf("Encoded: %v", err)
+			}
+			if string(b) != string(tt.out) || cap(b) != len(b) {
+				t.Errorf("got %q with cap %d, want %q with cap %d", b, cap(b), tt.out, len(tt.out))
+			}
+		})
+	}
+}
