@@ -6,20 +6,20 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 )
 
-// encodings caches other encodings of one immutable value (an Object, or
-// the frames of an applied Event), each computed at most once. Readers of
+// encodings caches other encodings of one immutable Object, each computed
+// at most once and kept for the Object's life. Readers of
 // a filled entry take the mutex only to find it; the encoding itself runs
 // outside the mutex, inside the entry's sync.Once, so a slow encode of one
 // key does not block readers of another. The entries are a slice searched
-// in order, not a map: a value has one or two keys (protobuf, and a frame
-// type or two), and a map costs hundreds of bytes per cached object.
+// in order, not a map: an object has one key or two (protobuf, say), and
+// a map costs hundreds of bytes per cached object.
 type encodings struct {
 	mu sync.Mutex
 	s  []*encoding // guarded by mu; at most one entry per key
 }
 
-// encodingKey names one cached encoding: the caller's key, plus the event
-// type for frames ("" for objects).
+// encodingKey names one cached encoding: the caller's key ("" for JSON
+// frames), plus the event type for frames ("" for objects).
 type encodingKey struct {
 	name string
 	typ  watch.EventType
@@ -84,15 +84,16 @@ func (o *Object) Encoded(key string, encode func(raw []byte) ([]byte, error)) ([
 	return o.enc.get(encodingKey{name: key}, f)
 }
 
-// EncodedFrame is Frame for another wire format, named by key: encode
-// builds the frame of this event as type t, and, for an event delivered by
-// a Watcher, runs once per key and type, its result shared by every
-// watcher. The same rules as for Object.Encoded apply: the result must
-// depend only on key, t, Object and RV, and must not be modified.
+// EncodedFrame is Frame for another wire format, named by a non-empty
+// key: encode builds the frame of this event as type t, and, for an event
+// delivered by a Watcher, its result is shared by every watcher as long as
+// any caller holds it (see frameCache); errors are not cached. The same
+// rules as for Object.Encoded apply: the result must depend only on key,
+// t, Object and RV, and must not be modified.
 func (e *Event) EncodedFrame(key string, t watch.EventType, encode func() ([]byte, error)) ([]byte, error) {
 	s := e.shared
 	if s == nil || s.obj != e.Object || s.rv != e.RV {
 		return encode()
 	}
-	return s.alt.get(encodingKey{name: key, typ: t}, encode)
+	return s.frames.get(encodingKey{name: key, typ: t}, encode)
 }
