@@ -26,8 +26,8 @@ import (
 // and other unknown kinds are JSON only, as kube-apiserver serves them.
 // Each object is decoded from its cached JSON and encoded to protobuf once
 // per version (versioncache.Object.Encoded), and each watch event's frame
-// once per event (versioncache.Event.EncodedFrame), so GET, LIST and every
-// watcher reuse the same bytes.
+// is shared by the watchers writing it (versioncache.Event.EncodedFrame),
+// so GET, LIST and every watcher reuse the same bytes.
 
 // ProtobufKey names the cached protobuf encodings.
 const ProtobufKey = "protobuf"
