@@ -49,6 +49,9 @@ type config struct {
 	// MemoryLimit is the Go soft memory limit as a Kubernetes quantity
 	// (e.g. 900Mi); empty leaves the runtime's (GOMEMLIMIT) alone.
 	MemoryLimit string `mapstructure:"memory-limit"`
+	// GCPercent is the garbage collector's percent (as GOGC); 0 means
+	// GOGC when set, else defaultGCPercent.
+	GCPercent int `mapstructure:"gc-percent"`
 
 	doorsConfig `mapstructure:",squash"`
 }
@@ -105,6 +108,7 @@ func newFlagSet() *pflag.FlagSet {
 		"how long the cloud link may fail its probes before every cloud watch is re-established")
 	fs.Int("max-concurrent-relists", cloudsync.DefaultMaxConcurrentRelists, "full cloud LISTs in flight at once")
 	fs.String("memory-limit", "", "Go soft memory limit, e.g. 900Mi; set it a little below the unit's MemoryMax=")
+	fs.Int("gc-percent", 0, fmt.Sprintf("Go GC percent as GOGC (-1: off); 0: GOGC when set, else %d", defaultGCPercent))
 	addDoorFlags(fs)
 	fs.String("sync-scope", scopeAuto, "auto, node (what the Node authorizer lets this node read) or cluster (the resources list)")
 	fs.String("log-format", defaultLogFormat, "text or json")

@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"runtime/debug"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -60,10 +59,7 @@ func run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	if limit, _ := cfg.memoryLimit(); limit > 0 {
-		debug.SetMemoryLimit(limit) // checked by Validate
-		log.Info("memory limit", "bytes", limit)
-	}
+	applyMemorySettings(cfg, log) // checked by Validate
 	res, err := syncResources(cfg)
 	if err != nil {
 		return err

@@ -63,6 +63,9 @@ func (c config) validateValues() error {
 	if _, err := c.memoryLimit(); err != nil {
 		errs = append(errs, err)
 	}
+	if err := c.validateGCPercent(); err != nil {
+		errs = append(errs, err)
+	}
 	if err := c.doorsConfig.validate(c.ListenAddress); err != nil {
 		errs = append(errs, err)
 	}

@@ -35,8 +35,10 @@
 //
 // # Fan-out
 //
-// Each applied event is encoded at most once per event type (Event.Frame)
-// and the same bytes go to every watcher. Each watcher has a bounded
+// Each applied event's frame (Event.Frame) is shared: while any watcher
+// holds it, the same bytes go to every watcher; the ring keeps the event's
+// objects but not its frames, which are freed once no watcher holds them
+// and encoded again if a replay asks (see frameCache). Each watcher has a bounded
 // channel, as large as the event ring (up to maxWatcherBuffer), so a burst
 // the ring can replay never evicts a healthy watcher. Dispatch never
 // blocks: a watcher whose channel is full is evicted (its channel closed,

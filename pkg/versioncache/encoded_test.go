@@ -2,9 +2,11 @@ package versioncache
 
 import (
 	"errors"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"testing"
+	"weak"
 
 	"k8s.io/apimachinery/pkg/watch"
 )
@@ -98,5 +100,71 @@ func TestEventEncodedFrame(t *testing.T) {
 	_, _ = built.EncodedFrame("pb", watch.Modified, encode)
 	if calls.Load() != 4 {
 		t.Errorf("got %d encodes, want edited and caller-built events encoded afresh", calls.Load())
+	}
+}
+
+// A cached encoding keeps no spare capacity from its encoder's buffer.
+func TestEncodedExactSize(t *testing.T) {
+	tests := []struct {
+		name string
+		out  []byte
+	}{
+		{name: "spare capacity", out: append(make([]byte, 0, 4096), "pb:abc"...)},
+		{name: "exact", out: []byte("pb:abc")},
+		{name: "empty", out: nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			o := MustPod(t, "default", "a", 5, "web")
+			b, err := o.Encoded("pb", func([]byte) ([]byte, error) { return tt.out, nil })
+			if err != nil {
+				t.Fatalf("Encoded: %v", err)
+			}
+			if string(b) != string(tt.out) || cap(b) != len(b) {
+				t.Errorf("got %q with cap %d, want %q with cap %d", b, cap(b), tt.out, len(tt.out))
+			}
+		})
+	}
+}
+
+// The ring does not keep an event's frames alive: once no caller holds a
+// frame, it is collected and the next caller encodes it again.
+func TestEventFramesNotKeptAlive(t *testing.T) {
+	// frameSize keeps the frames out of the tiny allocator, whose blocks
+	// may outlive their last reference.
+	const frameSize = 4096
+	c := MustReadyCache(t, 16, []*Object{MustPod(t, "default", "a", 5, "web")}, 5)
+	w := MustWatch(t, c, 5, false, Predicate{})
+	MustApply(t, c, 6, ev(watch.Modified, MustPod(t, "default", "a", 6, "web")))
+	e := MustReceive(t, w)
+	var calls atomic.Int32
+	encode := func() ([]byte, error) { calls.Add(1); return make([]byte, frameSize), nil }
+	tests := []struct {
+		name  string
+		frame func() []byte
+	}{
+		{name: "json", frame: func() []byte { return e.Frame(watch.Modified) }},
+		{name: "other format", frame: func() []byte { b, _ := e.EncodedFrame("pb", watch.Modified, encode); return b }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			first := tt.frame()
+			if again := tt.frame(); &again[0] != &first[0] {
+				t.Fatalf("got a new frame while the first is held, want the shared one")
+			}
+			want := string(first)
+			held := weak.Make(&first[0])
+			first = nil
+			runtime.GC()
+			if held.Value() != nil {
+				t.Errorf("got the dropped frame still alive, want it collected")
+			}
+			if got := tt.frame(); string(got) != want {
+				t.Errorf("got frame %q after the collection, want %q", got, want)
+			}
+		})
+	}
+	if got := calls.Load(); got != 2 {
+		t.Errorf("got %d encodes, want 2 (one before and one after the collection)", got)
 	}
 }

@@ -15,32 +15,6 @@ const (
 	frameSuffix = "}\n"
 )
 
-// frameSlots is the number of event types whose frames are cached: Added,
-// Modified, Deleted and Bookmark.
-const frameSlots = 4
-
-// frameSlot maps an event type to its cache slot.
-func frameSlot(t watch.EventType) (int, bool) {
-	switch t {
-	case watch.Added:
-		return 0, true
-	case watch.Modified:
-		return 1, true
-	case watch.Deleted:
-		return 2, true
-	case watch.Bookmark:
-		return 3, true
-	}
-	return 0, false
-}
-
-// frameOnce is one lazily encoded frame. b is written once inside once.Do
-// and read only after it, so it needs no other lock.
-type frameOnce struct {
-	once sync.Once
-	b    []byte
-}
-
 // eventShared is what every copy of one applied Event shares: its encoded
 // frames and, built at most once, the Deleted event a watcher gets when the
 // object stops matching its predicate. It is always true that every Event
@@ -48,11 +22,11 @@ type frameOnce struct {
 // this, so a caller editing a copy's fields gets a fresh encoding instead
 // of a wrong cached one.
 type eventShared struct {
-	obj    *Object
-	rv     uint64
-	frames [frameSlots]frameOnce
-	// alt caches frames in other wire formats (see EncodedFrame).
-	alt encodings
+	obj *Object
+	rv  uint64
+	// frames caches the JSON frames (key name "") and those in other wire
+	// formats (see EncodedFrame), without keeping them alive.
+	frames frameCache
 
 	goneOnce sync.Once
 	gone     Event // written once inside goneOnce.Do
@@ -64,19 +38,18 @@ func newShared(obj *Object, rv uint64) *eventShared {
 
 // Frame returns the newline-terminated JSON watch frame
 // {"type":T,"object":Raw}. For an event delivered by a Watcher, each type's
-// frame is encoded once and the same bytes are returned to every watcher:
-// callers must not modify them. A progress marker (nil Object) encodes as
+// frame is shared: while any caller still holds it, the same bytes are
+// returned to every watcher (see frameCache), so callers must not modify
+// them. A progress marker (nil Object) encodes as
 // {"metadata":{"resourceVersion":"RV"}} without kind or apiVersion; HTTP
 // handlers that know the kind build their own bookmark objects.
 func (e *Event) Frame(t watch.EventType) []byte {
-	slot, ok := frameSlot(t)
 	s := e.shared
-	if !ok || s == nil || s.obj != e.Object || s.rv != e.RV {
+	if s == nil || s.obj != e.Object || s.rv != e.RV {
 		return encodeFrame(t, e)
 	}
-	f := &s.frames[slot]
-	f.once.Do(func() { f.b = encodeFrame(t, e) })
-	return f.b
+	b, _ := s.frames.get(encodingKey{typ: t}, func() ([]byte, error) { return encodeFrame(t, e), nil })
+	return b // encodeFrame cannot fail
 }
 
 func encodeFrame(t watch.EventType, e *Event) []byte {

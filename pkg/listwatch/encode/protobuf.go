@@ -26,8 +26,8 @@ import (
 // and other unknown kinds are JSON only, as kube-apiserver serves them.
 // Each object is decoded from its cached JSON and encoded to protobuf once
 // per version (versioncache.Object.Encoded), and each watch event's frame
-// once per event (versioncache.Event.EncodedFrame), so GET, LIST and every
-// watcher reuse the same bytes.
+// is shared by the watchers writing it (versioncache.Event.EncodedFrame),
+// so GET, LIST and every watcher reuse the same bytes.
 
 // ProtobufKey names the cached protobuf encodings.
 const ProtobufKey = "protobuf"
@@ -115,13 +115,28 @@ func (c *Protobuf) Object(o *versioncache.Object) ([]byte, error) {
 	})
 }
 
-// encode encodes obj with the protobuf serializer, k8s\0 prefix included.
+// encodeBufs holds the buffers encode grows, so that each encoding only
+// allocates its exact size: the result is cached for the object's life.
+var encodeBufs = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+// maxPooledBuf is the largest buffer, in bytes, put back into encodeBufs:
+// one huge object must not pin its buffer for good.
+const maxPooledBuf = 1 << 20
+
+// encode encodes obj with the protobuf serializer, k8s\0 prefix included,
+// into a new slice of exactly its length.
 func (c *Protobuf) encode(obj runtime.Object) ([]byte, error) {
-	var buf bytes.Buffer
-	if err := c.encoder.Encode(obj, &buf); err != nil {
+	buf := encodeBufs.Get().(*bytes.Buffer)
+	defer func() {
+		if buf.Cap() <= maxPooledBuf {
+			buf.Reset()
+			encodeBufs.Put(buf)
+		}
+	}()
+	if err := c.encoder.Encode(obj, buf); err != nil {
 		return nil, err
 	}
-	return buf.Bytes(), nil
+	return append(make([]byte, 0, buf.Len()), buf.Bytes()...), nil
 }
 
 // List returns the parts of a <Kind>List of objs encoded as the protobuf
