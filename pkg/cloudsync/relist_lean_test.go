@@ -154,10 +154,10 @@ func cmu(name string, rv uint64, data, uid string) *unstructured.Unstructured {
 	return withUID(cm("a", name, rv, data), uid)
 }
 
-// leanSeed is twenty configmaps k00..k19 at RVs 1..20, UIDs u00..u19.
+// leanSeed is forty configmaps k00..k39 at RVs 1..40, UIDs u00..u39.
 func leanSeed() []*unstructured.Unstructured {
 	var out []*unstructured.Unstructured
-	for i := range 20 {
+	for i := range 40 {
 		out = append(out, cmu(fmt.Sprintf("k%02d", i), uint64(i+1), "v", fmt.Sprintf("u%02d", i)))
 	}
 	return out
@@ -178,8 +178,8 @@ func edit(objs []*unstructured.Unstructured, drop []string, put ...*unstructured
 }
 
 func TestLeanRelist(t *testing.T) {
-	const wm = 30
-	changed := edit(leanSeed(), []string{"k03", "k07"}, cmu("k05", 33, "v2", "u05"), cmu("new", 31, "n", "u-new"))
+	const wm = 50
+	changed := edit(leanSeed(), []string{"k03", "k07"}, cmu("k05", 53, "v2", "u05"), cmu("new", 51, "n", "u-new"))
 	for _, tt := range []struct {
 		name  string
 		cloud *leanCloud
@@ -191,71 +191,71 @@ func TestLeanRelist(t *testing.T) {
 		wantEvents  []string
 	}{{
 		name:        "modified, added and deleted",
-		cloud:       &leanCloud{rv: 40, objs: changed},
-		wantFetched: []string{"a/k05@40", "a/new@40"},
-		wantEvents: []string{"ADDED a/new@31 uid=u-new", "MODIFIED a/k05@33 uid=u05",
-			"DELETED a/k03@40 uid=u03", "DELETED a/k07@40 uid=u07"},
+		cloud:       &leanCloud{rv: 60, objs: changed},
+		wantFetched: []string{"a/k05@60", "a/new@60"},
+		wantEvents: []string{"ADDED a/new@51 uid=u-new", "MODIFIED a/k05@53 uid=u05",
+			"DELETED a/k03@60 uid=u03", "DELETED a/k07@60 uid=u07"},
 	}, {
 		name:        "nothing changed",
-		cloud:       &leanCloud{rv: 40, objs: leanSeed()},
+		cloud:       &leanCloud{rv: 60, objs: leanSeed()},
 		wantFetched: nil,
 		wantEvents:  nil,
 	}, {
 		name:        "recreated with another UID after the watermark",
-		cloud:       &leanCloud{rv: 40, objs: edit(leanSeed(), nil, cmu("k02", 35, "again", "u-re"))},
-		wantFetched: []string{"a/k02@40"},
-		wantEvents:  []string{"MODIFIED a/k02@35 uid=u-re"},
+		cloud:       &leanCloud{rv: 60, objs: edit(leanSeed(), nil, cmu("k02", 55, "again", "u-re"))},
+		wantFetched: []string{"a/k02@60"},
+		wantEvents:  []string{"MODIFIED a/k02@55 uid=u-re"},
 	}, {
 		name:        "another UID at a version the watermark covers: the cloud regressed",
-		cloud:       &leanCloud{rv: 40, objs: edit(leanSeed(), nil, cmu("k02", 3, "v", "u-other"))},
+		cloud:       &leanCloud{rv: 60, objs: edit(leanSeed(), nil, cmu("k02", 3, "v", "u-other"))},
 		wantFetched: nil,
 		wantFull:    true,
 		wantEvents:  []string{"closed"},
 	}, {
 		name:       "list behind the watermark: the cloud regressed",
-		cloud:      &leanCloud{rv: 25, objs: edit(leanSeed(), []string{"k19"})},
+		cloud:      &leanCloud{rv: 45, objs: edit(leanSeed(), []string{"k19"})},
 		wantFull:   true,
 		wantEvents: []string{"closed"},
 	}, {
 		name: "deleted between the list and the read",
-		cloud: &leanCloud{rv: 40, objs: changed, getAt: func(ns, name string, rv uint64) (*versioncache.Object, error) {
+		cloud: &leanCloud{rv: 60, objs: changed, getAt: func(ns, name string, rv uint64) (*versioncache.Object, error) {
 			return nil, apierrors.NewNotFound(schema.GroupResource{Resource: "configmaps"}, name)
 		}},
 		fetchesVary: true,
 		wantFull:    true,
-		wantEvents: []string{"ADDED a/new@31 uid=u-new", "MODIFIED a/k05@33 uid=u05",
-			"DELETED a/k03@40 uid=u03", "DELETED a/k07@40 uid=u07"},
+		wantEvents: []string{"ADDED a/new@51 uid=u-new", "MODIFIED a/k05@53 uid=u05",
+			"DELETED a/k03@60 uid=u03", "DELETED a/k07@60 uid=u07"},
 	}, {
 		name: "read answers another version",
-		cloud: &leanCloud{rv: 40, objs: changed, getAt: func(ns, name string, rv uint64) (*versioncache.Object, error) {
-			return toObject(cmu(name, 39, "later", "u05"))
+		cloud: &leanCloud{rv: 60, objs: changed, getAt: func(ns, name string, rv uint64) (*versioncache.Object, error) {
+			return toObject(cmu(name, 59, "later", "u05"))
 		}},
 		fetchesVary: true,
 		wantFull:    true,
-		wantEvents: []string{"ADDED a/new@31 uid=u-new", "MODIFIED a/k05@33 uid=u05",
-			"DELETED a/k03@40 uid=u03", "DELETED a/k07@40 uid=u07"},
+		wantEvents: []string{"ADDED a/new@51 uid=u-new", "MODIFIED a/k05@53 uid=u05",
+			"DELETED a/k03@60 uid=u03", "DELETED a/k07@60 uid=u07"},
 	}, {
 		name: "list RV compacted before the read",
-		cloud: &leanCloud{rv: 40, objs: changed, getAt: func(string, string, uint64) (*versioncache.Object, error) {
-			return nil, apierrors.NewResourceExpired("too old resource version: 40 (41)")
+		cloud: &leanCloud{rv: 60, objs: changed, getAt: func(string, string, uint64) (*versioncache.Object, error) {
+			return nil, apierrors.NewResourceExpired("too old resource version: 60 (61)")
 		}},
 		fetchesVary: true,
 		wantFull:    true,
-		wantEvents: []string{"ADDED a/new@31 uid=u-new", "MODIFIED a/k05@33 uid=u05",
-			"DELETED a/k03@40 uid=u03", "DELETED a/k07@40 uid=u07"},
+		wantEvents: []string{"ADDED a/new@51 uid=u-new", "MODIFIED a/k05@53 uid=u05",
+			"DELETED a/k03@60 uid=u03", "DELETED a/k07@60 uid=u07"},
 	}, {
 		name: "metadata list not acceptable",
-		cloud: &leanCloud{rv: 40, objs: changed,
+		cloud: &leanCloud{rv: 60, objs: changed,
 			metaErr: apierrors.NewGenericServerResponse(406, "list", schema.GroupResource{Resource: "configmaps"}, "", "", 0, false)},
 		wantFull: true,
-		wantEvents: []string{"ADDED a/new@31 uid=u-new", "MODIFIED a/k05@33 uid=u05",
-			"DELETED a/k03@40 uid=u03", "DELETED a/k07@40 uid=u07"},
+		wantEvents: []string{"ADDED a/new@51 uid=u-new", "MODIFIED a/k05@53 uid=u05",
+			"DELETED a/k03@60 uid=u03", "DELETED a/k07@60 uid=u07"},
 	}, {
 		name:     "too many changes",
-		cloud:    &leanCloud{rv: 40, objs: edit(leanSeed(), nil, cmu("k01", 31, "x", "u01"), cmu("k02", 32, "x", "u02"), cmu("k04", 34, "x", "u04"), cmu("k06", 36, "x", "u06"), cmu("k08", 38, "x", "u08"), cmu("k09", 39, "x", "u09"))},
+		cloud:    &leanCloud{rv: 60, objs: edit(leanSeed(), nil, cmu("k01", 51, "x", "u01"), cmu("k02", 52, "x", "u02"), cmu("k04", 54, "x", "u04"), cmu("k06", 56, "x", "u06"), cmu("k08", 58, "x", "u08"), cmu("k09", 59, "x", "u09"))},
 		wantFull: true,
-		wantEvents: []string{"MODIFIED a/k01@31 uid=u01", "MODIFIED a/k02@32 uid=u02", "MODIFIED a/k04@34 uid=u04",
-			"MODIFIED a/k06@36 uid=u06", "MODIFIED a/k08@38 uid=u08", "MODIFIED a/k09@39 uid=u09"},
+		wantEvents: []string{"MODIFIED a/k01@51 uid=u01", "MODIFIED a/k02@52 uid=u02", "MODIFIED a/k04@54 uid=u04",
+			"MODIFIED a/k06@56 uid=u06", "MODIFIED a/k08@58 uid=u08", "MODIFIED a/k09@59 uid=u09"},
 	}} {
 		t.Run(tt.name, func(t *testing.T) {
 			full := runRelist(t, leanSeed(), wm, &leanCloud{rv: tt.cloud.rv, objs: tt.cloud.objs}, false)
@@ -280,10 +280,10 @@ func TestLeanRelist(t *testing.T) {
 }
 
 func TestLeanRelistNeedsAWatermark(t *testing.T) {
-	cloud := &leanCloud{rv: 40, objs: leanSeed()}
+	cloud := &leanCloud{rv: 60, objs: leanSeed()}
 	got := runRelist(t, nil, 0, cloud, true)
-	if metas, _ := cloud.recorded(); metas != 0 || got.fullLists != 1 || len(got.stored) != 20 {
-		t.Errorf("first sync: got %d metadata lists, %d full lists, %d stored, want 0, 1 and 20", metas, got.fullLists, len(got.stored))
+	if metas, _ := cloud.recorded(); metas != 0 || got.fullLists != 1 || len(got.stored) != 40 {
+		t.Errorf("first sync: got %d metadata lists, %d full lists, %d stored, want 0, 1 and 40", metas, got.fullLists, len(got.stored))
 	}
 }
 
@@ -296,7 +296,7 @@ func TestLeanRelistOffAfterUnsupported(t *testing.T) {
 	}
 	objs, wm, _ := loadState(context.Background(), e.store, e.res.Key(), discard)
 	e.cache.Replace(objs, wm)
-	cloud := &leanCloud{rv: 40, objs: leanSeed(), metaErr: apierrors.NewGenericServerResponse(415, "list", schema.GroupResource{}, "", "", 0, false)}
+	cloud := &leanCloud{rv: 60, objs: leanSeed(), metaErr: apierrors.NewGenericServerResponse(415, "list", schema.GroupResource{}, "", "", 0, false)}
 	e.lw.list = func(metav1.ListOptions) (runtime.Object, error) { return cmList(cloud.rv, cloud.objs...), nil }
 	s := New(Config{Resource: e.res, ListerWatcher: e.lw, Discovery: fakeDiscovery{}, Store: e.store, Cache: e.cache,
 		Link: e.link, Logger: discard, Lean: cloud})
