@@ -16,6 +16,7 @@ import (
 	"github.com/apiserver-lite/apiserver-lite/pkg/metastore"
 	"github.com/apiserver-lite/apiserver-lite/pkg/versioncache"
 	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 )
@@ -240,6 +241,7 @@ func cloudConfig(kubeconfig string) (*rest.Config, error) {
 type cloudClients struct {
 	raw  *cloudsync.RawClient
 	disc *discovery.DiscoveryClient
+	meta metadata.Interface // metadata lists of the lean relist
 }
 
 func newCloudClients(cloud *rest.Config) (cloudClients, error) {
@@ -251,7 +253,11 @@ func newCloudClients(cloud *rest.Config) (cloudClients, error) {
 	if err != nil {
 		return cloudClients{}, fmt.Errorf("cloud discovery: %w", err)
 	}
-	return cloudClients{raw: raw, disc: disc}, nil
+	meta, err := metadata.NewForConfig(cloud)
+	if err != nil {
+		return cloudClients{}, fmt.Errorf("cloud metadata client: %w", err)
+	}
+	return cloudClients{raw: raw, disc: disc, meta: meta}, nil
 }
 
 func newSyncers(cl cloudClients, res []cloudsync.Resource, caches []*versioncache.Cache, obs *observer, store *metastore.Store, link *cloudsync.Link, log *slog.Logger) []*cloudsync.Syncer {
@@ -263,6 +269,7 @@ func newSyncers(cl cloudClients, res []cloudsync.Resource, caches []*versioncach
 		out = append(out, cloudsync.New(cloudsync.Config{
 			Resource: r, ListerWatcher: cl.raw.ListerWatcher(r), Discovery: cl.disc,
 			Store: observedStore{Store: store, obs: obs}, Cache: caches[i], Link: link, Logger: log, Observer: obs,
+			Lean: cloudsync.NewLeanSource(cl.raw, cl.meta, r),
 		}))
 	}
 	return out

@@ -23,6 +23,15 @@
 // backup: the local state is replaced by the list, watermark included, and
 // local watchers relist.
 //
+// Such a relist of a resource synced before is lean when it can be: it
+// lists only the objects' metadata (PartialObjectMetadataList, protobuf),
+// compares resourceVersions and UIDs with the stored keys, and reads each
+// new or changed object alone, a few at a time, at exactly the list's
+// resourceVersion, so the result is the state of one moment as a full list
+// gives it. The full list remains for the first sync, a cloud without
+// metadata lists, a regression, many changes, and any read that does not
+// match the metadata list.
+//
 // One Link per cloud probes it (GET /version every few seconds with a short
 // timeout) and alone decides whether it is up. Failures are retried with
 // jittered exponential backoff (wait.Backoff, at most 10 s jitter

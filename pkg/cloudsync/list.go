@@ -3,6 +3,7 @@ package cloudsync
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -28,6 +29,13 @@ func (s *Syncer) relist(ctx context.Context) error {
 		return err
 	}
 	defer s.cfg.Link.releaseRelist()
+	if s.leanUsable() { // see relist_lean.go
+		err := s.relistLean(ctx)
+		if !errors.Is(err, errLeanFallback) {
+			return err
+		}
+		s.log.Info("listing full objects", "reason", err)
+	}
 	listed, listRV, err := s.list(ctx)
 	if err != nil {
 		return err

@@ -36,6 +36,9 @@ type Config struct {
 	Clock         clock.Clock  // nil means the real clock
 	Logger        *slog.Logger // nil means slog.Default()
 	Observer      Observer     // nil means none
+	// Lean, with a Store that is a KeyStore, lets a relist of a resource
+	// synced before move only what changed; nil means full lists only.
+	Lean LeanSource
 }
 
 // Syncer keeps one resource in sync. Run is its only entry point; its
@@ -58,6 +61,9 @@ type Syncer struct {
 	// have been restored from a backup meanwhile, so the next resume first
 	// checks that the cloud is not behind the watermark.
 	checkRV bool
+	// leanOff is set once the cloud refused a metadata list: the relists
+	// of this run list full objects.
+	leanOff bool
 
 	storeMu sync.Mutex
 	// storeErr is why the last commit failed; nil once one succeeded.

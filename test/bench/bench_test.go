@@ -114,6 +114,7 @@ func (res *results) check() []error {
 	if res.peakLite.HWM <= 0 || res.peakKube.HWM <= 0 || res.profiles == "" {
 		fail("peak memory or profile note missing")
 	}
+	errs = append(errs, res.relist.check()...) // relist.go
 	return errs
 }
 

@@ -54,6 +54,8 @@ type results struct {
 	coldOnline, coldOffline      coldTimes
 	profiles                     string // where profiles went, or why none
 	pprof                        bool   // apiserver-lite serves /debug/pprof
+
+	relist relistResult // see relist.go
 }
 
 // run starts the cloud and apiserver-lite, grows the data set step by
@@ -104,6 +106,10 @@ func run(t testing.TB, cfg Config) *results {
 		t.Fatal(err)
 	}
 	if res.coldOffline, err = coldStart(ctx, c, lite, ds.pods, totalConfigMaps(ctx, kube), true); err != nil {
+		t.Fatal(err)
+	}
+	// Last: it restarts kube-apiserver. See relist.go.
+	if res.relist, err = measureRelist(ctx, c, kube, lite, ds); err != nil {
 		t.Fatal(err)
 	}
 	res.machine.loadEnd = loadAverage()

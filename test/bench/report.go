@@ -87,6 +87,7 @@ func (res *results) writeMarkdown(w io.Writer) {
 	res.writeMemory(&b)
 	res.writeEdgeOnly(&b)
 	res.writeCurve(&b)
+	res.writeRelist(&b) // relist.go
 	fmt.Fprintf(&b, "\nProfiles: %s.\n", res.profiles)
 	_, _ = w.Write(b.Bytes())
 }
