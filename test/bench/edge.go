@@ -31,12 +31,21 @@ type syncResult struct {
 	// linkBytes is what the cloud link carried during the sync, both ways.
 	linkBytes int64
 	dbBytes   int64 // size of the data dir after the sync
+	// cpu is apiserver-lite's utime+stime from its start to /readyz: the
+	// CPU the sync cost it, start-up on an empty data dir included.
+	cpu time.Duration
 }
 
 // syncFresh kills apiserver-lite if it runs, removes its state, starts it
 // and waits until it is ready and serves every pod and configmap the cloud
 // holds.
 func syncFresh(ctx context.Context, c *framework.Cluster, lite, kube *server) (syncResult, error) {
+	return syncFreshWith(ctx, c, lite, kube, nil)
+}
+
+// syncFreshWith is syncFresh calling during right after the process has
+// started; the function during returns is called once the sync is over.
+func syncFreshWith(ctx context.Context, c *framework.Cluster, lite, kube *server, during func() (stop func() error)) (syncResult, error) {
 	if c.EdgeProcess() != nil {
 		c.KillEdge()
 	}
@@ -57,16 +66,31 @@ func syncFresh(ctx context.Context, c *framework.Cluster, lite, kube *server) (s
 	if err := c.EdgeProcess().Start(); err != nil {
 		return syncResult{}, err
 	}
+	stop := func() error { return nil }
+	if during != nil {
+		stop = during()
+	}
 	// Poll the cheap /readyz, then check the counts, which cost LISTs and
 	// the client's decode: the sync ends at /readyz unless a count was
 	// still short then.
 	err = pollUntil(ctx, func() error { return ready(ctx, lite) })
 	r := syncResult{took: time.Since(start), objects: wantPods + wantCMs}
 	if err == nil {
+		r.cpu, err = lite.cpu()
+	}
+	if err == nil {
 		if err = serves(ctx, lite, c.NodeName, wantPods, wantCMs); err != nil {
 			err = pollUntil(ctx, func() error { return serves(ctx, lite, c.NodeName, wantPods, wantCMs) })
 			r.took = time.Since(start)
+			if err == nil {
+				// Still syncing at /readyz: the CPU then includes the
+				// checking LISTs.
+				r.cpu, err = lite.cpu()
+			}
 		}
+	}
+	if serr := stop(); err == nil {
+		err = serr
 	}
 	if err != nil {
 		return syncResult{}, fmt.Errorf("sync from scratch: %w", err)

@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
 )
 
@@ -21,9 +22,14 @@ const informerSyncTimeout = 2 * time.Minute
 // client-go streams the initial state with WatchList (the WatchListClient
 // feature is on by default) where the server supports it.
 func informerStart(ctx context.Context, s *server, node string) (time.Duration, int, error) {
-	cs, err := kubernetes.NewForConfig(protoConfig(s.cfg))
+	return startInformer(ctx, protoConfig(s.cfg), s.name, node)
+}
+
+// startInformer is informerStart against any rest config.
+func startInformer(ctx context.Context, cfg *rest.Config, name, node string) (time.Duration, int, error) {
+	cs, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
-		return 0, 0, fmt.Errorf("%s informer clientset: %w", s.name, err)
+		return 0, 0, fmt.Errorf("%s informer clientset: %w", name, err)
 	}
 	ctx, cancel := context.WithTimeout(ctx, informerSyncTimeout)
 	defer cancel()
@@ -35,7 +41,7 @@ func informerStart(ctx context.Context, s *server, node string) (time.Duration, 
 	defer factory.Shutdown()
 	defer cancel()
 	if !cache.WaitForCacheSync(ctx.Done(), inf.HasSynced) {
-		return 0, 0, fmt.Errorf("%s informer: not synced within %s", s.name, informerSyncTimeout)
+		return 0, 0, fmt.Errorf("%s informer: not synced within %s", name, informerSyncTimeout)
 	}
 	return time.Since(start), len(inf.GetStore().ListKeys()), nil
 }
