@@ -112,7 +112,8 @@ func (res *results) check() []error {
 			if l.items != c.Pods || r.informerItems[side] != c.Pods {
 				fail("round %d: %s listed %d pods and its informer holds %d, want %d", i+1, name, l.items, r.informerItems[side], c.Pods)
 			}
-			if l.rawJSON <= 0 || l.rawProto <= 0 || l.typedJSON <= 0 || l.typedProto <= 0 || l.bytesJSON <= 0 || r.informer[side] <= 0 || r.informerFloor[side] <= 0 {
+			if l.rawJSON <= 0 || l.rawProto <= 0 || l.typedJSON <= 0 || l.typedProto <= 0 || l.bytesJSON <= 0 || r.informer[side] <= 0 || r.informerFloor[side] <= 0 ||
+				l.typedJSONFloor <= 0 || l.typedProtoFloor <= 0 {
 				fail("round %d: %s LIST or informer figure missing: %+v", i+1, name, l)
 			}
 			w := r.watch[side]

@@ -70,25 +70,8 @@ func syncFreshWith(ctx context.Context, c *framework.Cluster, lite, kube *server
 	if during != nil {
 		stop = during()
 	}
-	// Poll the cheap /readyz, then check the counts, which cost LISTs and
-	// the client's decode: the sync ends at /readyz unless a count was
-	// still short then.
-	err = pollUntil(ctx, func() error { return ready(ctx, lite) })
-	r := syncResult{took: time.Since(start), objects: wantPods + wantCMs}
-	if err == nil {
-		r.cpu, err = lite.cpu()
-	}
-	if err == nil {
-		if err = serves(ctx, lite, c.NodeName, wantPods, wantCMs); err != nil {
-			err = pollUntil(ctx, func() error { return serves(ctx, lite, c.NodeName, wantPods, wantCMs) })
-			r.took = time.Since(start)
-			if err == nil {
-				// Still syncing at /readyz: the CPU then includes the
-				// checking LISTs.
-				r.cpu, err = lite.cpu()
-			}
-		}
-	}
+	r := syncResult{objects: wantPods + wantCMs}
+	r.took, r.cpu, err = awaitSynced(ctx, c, lite, start, wantPods, wantCMs)
 	if serr := stop(); err == nil {
 		err = serr
 	}
@@ -99,6 +82,30 @@ func syncFreshWith(ctx context.Context, c *framework.Cluster, lite, kube *server
 	r.linkBytes = s1 - s0 + r1 - r0
 	r.dbBytes, err = dirSize(dataDir)
 	return r, err
+}
+
+// awaitSynced waits until lite, started at start, is ready and serves the
+// wanted objects, and returns the time that took and lite's CPU by then.
+// It polls the cheap /readyz, then checks the counts, which cost LISTs and
+// the client's decode: the sync ends at /readyz unless a count was still
+// short then, and the CPU then includes the checking LISTs.
+func awaitSynced(ctx context.Context, c *framework.Cluster, lite *server, start time.Time, pods, cms int) (took, cpu time.Duration, err error) {
+	if err := pollUntil(ctx, func() error { return ready(ctx, lite) }); err != nil {
+		return 0, 0, err
+	}
+	took = time.Since(start)
+	if cpu, err = lite.cpu(); err != nil {
+		return 0, 0, err
+	}
+	if serves(ctx, lite, c.NodeName, pods, cms) == nil {
+		return took, cpu, nil
+	}
+	if err := pollUntil(ctx, func() error { return serves(ctx, lite, c.NodeName, pods, cms) }); err != nil {
+		return 0, 0, err
+	}
+	took = time.Since(start)
+	cpu, err = lite.cpu()
+	return took, cpu, err
 }
 
 // coldTimes are a cold start's two figures: until the first LIST is

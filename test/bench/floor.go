@@ -11,17 +11,19 @@ import (
 	"sync"
 	"time"
 
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 )
 
-// The client floor of the WatchList informer start: the same informer
-// code path decoding the same stream with no server work. The stream a
-// server sent is captured once, then served from memory by a local
-// plain-HTTP server in one write, so the informer's time against it is
-// the client's own part (request, read, decode, store) and the rest of a
-// server's figure is the server's.
+// Client floors: the same client code path decoding the same response with
+// no server work. A response a server sent is captured once, then served
+// from memory by a local plain-HTTP server in one write, so the client's
+// time against it is its own part (request, read, decode, store) and the
+// rest of a server's figure is the server's. The WatchList informer start
+// and the typed LISTs have one each.
 
-// watchCapture is one server's WatchList response as the informer read it.
+// watchCapture is one server's response: a WatchList as the informer read
+// it, or a LIST body.
 type watchCapture struct {
 	contentType string
 	body        []byte
@@ -48,20 +50,93 @@ func captureWatchList(ctx context.Context, s *server, node string) (*watchCaptur
 // answers its watch with c and returns the time until it has synced and
 // how many pods it holds.
 func replayInformer(ctx context.Context, c *watchCapture, node string) (time.Duration, int, error) {
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if q := r.URL.Query().Get("watch"); q != "true" && q != "1" {
-			http.Error(w, "the replay serves only the captured WatchList", http.StatusNotImplemented)
+	srv := replayServer(c, true)
+	defer srv.Close()
+	defer srv.CloseClientConnections()
+	return startInformer(ctx, protoConfig(replayConfig(srv)), "replay", node)
+}
+
+// replayServer answers with c: only watch requests when watch is set, which
+// it then holds open as a watch, every request otherwise.
+func replayServer(c *watchCapture, watch bool) *httptest.Server {
+	return httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if q := r.URL.Query().Get("watch"); watch != (q == "true" || q == "1") {
+			http.Error(w, "the replay serves only the captured request's kind", http.StatusNotImplemented)
 			return
 		}
 		w.Header().Set("Content-Type", c.contentType)
 		_, _ = w.Write(c.body)
-		http.NewResponseController(w).Flush()
-		<-r.Context().Done()
+		if watch {
+			http.NewResponseController(w).Flush()
+			<-r.Context().Done()
+		}
 	}))
-	defer srv.Close()
-	defer srv.CloseClientConnections()
-	cfg := &rest.Config{Host: srv.URL, QPS: clientQPS, Burst: clientBurst}
-	return startInformer(ctx, protoConfig(cfg), "replay", node)
+}
+
+func replayConfig(srv *httptest.Server) *rest.Config {
+	return &rest.Config{Host: srv.URL, QPS: clientQPS, Burst: clientBurst}
+}
+
+// captureList reads the body of the node's pod LIST from s in one media
+// type.
+func captureList(ctx context.Context, s *server, node, accept string) (*watchCapture, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.base+podsPath(node), nil)
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Accept", accept)
+	resp, err := s.http.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("%s capture LIST %s: %w", s.name, accept, err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil || resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("%s capture LIST %s: %s %v", s.name, accept, resp.Status, err)
+	}
+	return &watchCapture{contentType: resp.Header.Get("Content-Type"), body: body}, nil
+}
+
+// listFloors are a server's captured pod LIST bodies, JSON and protobuf.
+type listFloors struct {
+	json, proto *watchCapture
+}
+
+func captureLists(ctx context.Context, s *server, node string) (listFloors, error) {
+	j, err := captureList(ctx, s, node, mediaJSON)
+	if err != nil {
+		return listFloors{}, err
+	}
+	p, err := captureList(ctx, s, node, mediaProtobuf)
+	return listFloors{json: j, proto: p}, err
+}
+
+// replay times the typed LISTs of measureLists against the
+// captured bodies: JSON, then protobuf.
+func (f listFloors) replay(ctx context.Context, node string, want int) (jsonFloor, protoFloor time.Duration, err error) {
+	for _, c := range []struct {
+		body  *watchCapture
+		proto bool
+		out   *time.Duration
+	}{{f.json, false, &jsonFloor}, {f.proto, true, &protoFloor}} {
+		srv := replayServer(c.body, false)
+		cfg := replayConfig(srv)
+		if c.proto {
+			cfg = protoConfig(cfg)
+		}
+		cs, err := kubernetes.NewForConfig(cfg)
+		if err == nil {
+			var n int
+			if *c.out, n, err = typedList(ctx, cs, node); err == nil && n != want {
+				err = fmt.Errorf("replayed LIST holds %d pods, want %d", n, want)
+			}
+		}
+		srv.Close()
+		if err != nil {
+			return 0, 0, fmt.Errorf("typed LIST client floor: %w", err)
+		}
+	}
+	return jsonFloor, protoFloor, nil
 }
 
 // recorder holds what recordingTransport saw.

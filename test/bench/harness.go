@@ -65,6 +65,9 @@ type results struct {
 	// captures are each server's WatchList response, replayed for the
 	// informer's client floor.
 	captures [2]*watchCapture
+	// lists are each server's pod LIST bodies, replayed for the typed
+	// LISTs' client floors.
+	lists [2]listFloors
 	// reached lists the phases the run completed; stopped is why it
 	// stopped early, nil when it ran to the end.
 	reached []string
@@ -168,6 +171,9 @@ func (res *results) prepareRounds(ctx context.Context, c *framework.Cluster, sid
 	}
 	for side, s := range sides {
 		if res.captures[side], err = captureWatchList(ctx, s, c.NodeName); err != nil {
+			return err
+		}
+		if res.lists[side], err = captureLists(ctx, s, c.NodeName); err != nil {
 			return err
 		}
 	}
@@ -275,6 +281,10 @@ func measureRound(ctx context.Context, c *framework.Cluster, sides [2]*server, c
 		}
 		if r.informer[side], r.informerItems[side], err = informerStart(ctx, sides[side], c.NodeName); err != nil {
 			return r, err
+		}
+		l := &r.list[side]
+		if l.typedJSONFloor, l.typedProtoFloor, err = res.lists[side].replay(ctx, c.NodeName, l.items); err != nil {
+			return r, fmt.Errorf("%s: %w", sides[side].name, err)
 		}
 		var n int
 		if r.informerFloor[side], n, err = replayInformer(ctx, res.captures[side], c.NodeName); err != nil {

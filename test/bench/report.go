@@ -67,6 +67,8 @@ func (res *results) sideBySide() []row {
 		{"LIST pods, protobuf, raw, time to last byte", "ms", pairOf(rs, dur(func(r roundResult, s int) time.Duration { return r.list[s].rawProto })), "≥ 5×", atLeast(5)},
 		{"LIST pods, JSON, typed client decode", "ms", pairOf(rs, dur(func(r roundResult, s int) time.Duration { return r.list[s].typedJSON })), "", nil},
 		{"LIST pods, protobuf, typed client decode", "ms", pairOf(rs, dur(func(r roundResult, s int) time.Duration { return r.list[s].typedProto })), "", nil},
+		{"LIST pods, JSON, typed client decode: client floor, that server's body replayed from memory", "ms", pairOf(rs, dur(func(r roundResult, s int) time.Duration { return r.list[s].typedJSONFloor })), "", nil},
+		{"LIST pods, protobuf, typed client decode: client floor, that server's body replayed from memory", "ms", pairOf(rs, dur(func(r roundResult, s int) time.Duration { return r.list[s].typedProtoFloor })), "", nil},
 		{"server CPU per LIST (JSON, raw)", "ms", pairOf(rs, dur(func(r roundResult, s int) time.Duration { return r.list[s].cpuPerList })), "", nil},
 		{"WatchList informer start, protobuf", "ms", pairOf(rs, dur(func(r roundResult, s int) time.Duration { return r.informer[s] })), "≤ 1/3 of kube (≥ 3×)", atLeast(3)},
 		{"WatchList informer start, client floor: the same informer on that server's captured stream, replayed from memory", "ms", pairOf(rs, dur(func(r roundResult, s int) time.Duration { return r.informerFloor[s] })), "", nil},
