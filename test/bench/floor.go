@@ -120,7 +120,7 @@ func (f listFloors) replay(ctx context.Context, node string, want int) (jsonFloo
 		out   *time.Duration
 	}{{f.json, false, &jsonFloor}, {f.proto, true, &protoFloor}} {
 		srv := replayServer(c.body, false)
-		cfg := replayConfig(srv)
+		cfg := jsonConfig(replayConfig(srv))
 		if c.proto {
 			cfg = protoConfig(cfg)
 		}

@@ -102,7 +102,7 @@ func measureLists(ctx context.Context, s *server, node string, reps int) (listRe
 		protoTimes = append(protoTimes, d)
 	}
 	r.rawJSON, r.rawProto = medianDuration(jsonTimes), medianDuration(protoTimes)
-	if r.typedJSON, r.items, err = typedList(ctx, s.json, node); err != nil {
+	if r.typedJSON, r.items, err = typedList(ctx, s.jsonOnly, node); err != nil {
 		return r, fmt.Errorf("%s typed json list: %w", s.name, err)
 	}
 	var protoItems int
