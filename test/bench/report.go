@@ -131,8 +131,12 @@ func (res *results) writeSideBySide(b *bytes.Buffer) {
 		if r.met != nil {
 			met = yesNo(r.met(r.p))
 		}
-		fmt.Fprintf(b, "| %s | %.1f %s | %.1f %s | %.2f× (%.2f–%.2f) | %s | %s |\n",
-			r.figure, r.p.kube, r.unit, r.p.lite, r.unit, r.p.ratio, r.p.ratioMin, r.p.ratioMax, r.goal, met)
+		ratio := fmt.Sprintf("%.2f× (%.2f–%.2f)", r.p.ratio, r.p.ratioMin, r.p.ratioMax)
+		if r.p.ratio == 0 {
+			ratio = "n/a (apiserver-lite's figure not above 0)"
+		}
+		fmt.Fprintf(b, "| %s | %.1f %s | %.1f %s | %s | %s | %s |\n",
+			r.figure, r.p.kube, r.unit, r.p.lite, r.unit, ratio, r.goal, met)
 	}
 }
 
