@@ -159,15 +159,8 @@ func (ws *watchStream) run(ctx context.Context) error {
 	defer timeout.Stop()
 	bookmark := ws.nextBookmark()
 	defer func() { stopTimer(bookmark) }()
-	for _, ev := range ws.watcher.Initial() {
-		if err := ws.write(ev); err != nil {
-			return err
-		}
-	}
-	if ws.initialEventsEnd {
-		if err := ws.writeInitialEventsEnd(); err != nil {
-			return err
-		}
+	if err := ws.writeInitial(); err != nil {
+		return err
 	}
 	if err := ws.rc.Flush(); err != nil {
 		return err

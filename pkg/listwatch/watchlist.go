@@ -1,6 +1,17 @@
 package listwatch
 
-import "context"
+import (
+	"bufio"
+	"context"
+
+	"github.com/apiserver-lite/apiserver-lite/pkg/versioncache"
+)
+
+// initialWriteBuffer is the buffer, in bytes, the initial events of a watch
+// are written through: a state of thousands of objects goes out in writes
+// of this size rather than one write (a syscall) per event, and no event
+// waits for it, since the whole state is already at hand.
+const initialWriteBuffer = 64 << 10
 
 // watchStart is where a watch begins, decided from its options the way
 // kube-apiserver's cacher.Watch does.
@@ -54,4 +65,41 @@ func (s *server) planWatch(ctx context.Context, t target, req *listRequest) (wat
 // events, since client-go's reflector is synced only when it arrives.
 func (ws *watchStream) writeInitialEventsEnd() error {
 	return ws.writeBookmarkFrame(true)
+}
+
+// writeInitial writes the initial events and, for a WatchList, the bookmark
+// ending them, through one buffer that is emptied at the end; the caller
+// flushes the response. Live events are written unbuffered and flushed
+// per burst (writeAvailable), so they reach the client promptly.
+func (ws *watchStream) writeInitial() error {
+	initial := ws.watcher.Initial()
+	if len(initial) == 0 && !ws.initialEventsEnd {
+		return nil
+	}
+	out := ws.out
+	bw := bufio.NewWriterSize(out, initialWriteBuffer)
+	ws.out = bw
+	defer func() { ws.out = out }()
+	for i := range initial {
+		if err := ws.writeInitialEvent(&initial[i]); err != nil {
+			return err
+		}
+	}
+	if ws.initialEventsEnd {
+		if err := ws.writeInitialEventsEnd(); err != nil {
+			return err
+		}
+	}
+	return bw.Flush()
+}
+
+// writeInitialEvent writes one initial event. A protobuf one is written as
+// the frame's head and the object's cached encoding, since a synthetic
+// event's frame is shared with no other watcher and would be a copy.
+func (ws *watchStream) writeInitialEvent(ev *versioncache.Event) error {
+	if ws.proto == nil || ws.table != nil || ws.partial != nil || ev.Object == nil {
+		return ws.write(*ev)
+	}
+	ws.lastRV = max(ws.lastRV, ev.RV)
+	return ws.proto.WriteObjectFrame(ws.out, ev.Object, ev.Type)
 }

@@ -34,6 +34,14 @@ func TestBench(t *testing.T) {
 	}
 	cfg.ProfileDir = filepath.Join(filepath.Dir(report), profileDirName)
 	res := run(t, cfg)
+	if res.stopped != nil {
+		var b bytes.Buffer
+		res.writeMarkdown(&b)
+		if err := writeReport(report, b.Bytes()); err != nil {
+			t.Error(err)
+		}
+		t.Fatalf("the run stopped after %s: %v", strings.Join(res.reached, ", "), res.stopped)
+	}
 	if err := errors.Join(res.check()...); err != nil {
 		t.Errorf("the run produced unsound figures:\n%v", err)
 	}
@@ -52,6 +60,9 @@ func TestBenchSmoke(t *testing.T) {
 	cfg := smokeConfig()
 	cfg.ProfileDir = t.TempDir()
 	res := run(t, cfg)
+	if res.stopped != nil {
+		t.Fatalf("the run stopped after %s: %v", strings.Join(res.reached, ", "), res.stopped)
+	}
 	for _, err := range res.check() {
 		t.Error(err)
 	}
@@ -66,6 +77,11 @@ func TestBenchSmoke(t *testing.T) {
 	for _, bad := range []string{"NaN", "Inf", "%!"} {
 		if strings.Contains(out, bad) {
 			t.Errorf("report contains %q:\n%s", bad, out)
+		}
+	}
+	for _, f := range res.prof.files {
+		if _, err := os.Stat(strings.TrimSuffix(f, ".pprof") + ".txt"); err != nil {
+			t.Errorf("profile %s has no summary: %v", f, err)
 		}
 	}
 	if t.Failed() {
@@ -83,7 +99,7 @@ func (res *results) check() []error {
 		return errs
 	}
 	for _, s := range res.steps {
-		if s.sync.took <= 0 || s.sync.objects < s.objects || s.sync.linkBytes <= 0 || s.sync.dbBytes <= 0 {
+		if s.sync.took <= 0 || s.sync.cpu <= 0 || s.sync.objects < s.objects || s.sync.linkBytes <= 0 || s.sync.dbBytes <= 0 {
 			fail("step %d: sync %+v", s.objects, s.sync)
 		}
 		if s.lite.HWM <= 0 || s.kube.HWM <= 0 || s.etcd.HWM <= 0 || s.heldJSON <= 0 || s.coldStart.serving <= 0 || s.coldStart.full < s.coldStart.serving {
@@ -96,7 +112,8 @@ func (res *results) check() []error {
 			if l.items != c.Pods || r.informerItems[side] != c.Pods {
 				fail("round %d: %s listed %d pods and its informer holds %d, want %d", i+1, name, l.items, r.informerItems[side], c.Pods)
 			}
-			if l.rawJSON <= 0 || l.rawProto <= 0 || l.typedJSON <= 0 || l.typedProto <= 0 || l.bytesJSON <= 0 || r.informer[side] <= 0 {
+			if l.rawJSON <= 0 || l.rawProto <= 0 || l.typedJSON <= 0 || l.typedProto <= 0 || l.bytesJSON <= 0 || r.informer[side] <= 0 || r.informerFloor[side] <= 0 ||
+				l.typedJSONFloor <= 0 || l.typedProtoFloor <= 0 {
 				fail("round %d: %s LIST or informer figure missing: %+v", i+1, name, l)
 			}
 			w := r.watch[side]
@@ -111,8 +128,11 @@ func (res *results) check() []error {
 	if res.coldOnline.serving <= 0 || res.coldOffline.serving <= 0 {
 		fail("cold start online %v, offline %v", res.coldOnline, res.coldOffline)
 	}
-	if res.peakLite.HWM <= 0 || res.peakKube.HWM <= 0 || res.profiles == "" {
-		fail("peak memory or profile note missing")
+	if res.peakLite.HWM <= 0 || res.peakKube.HWM <= 0 || res.profiles == "" || res.cloudList <= 0 {
+		fail("peak memory, profile note or the cloud's LIST time missing")
+	}
+	if res.pprof && len(res.prof.files) != len(expectedProfiles) {
+		fail("%d profiles saved, want %d (%v): %s", len(res.prof.files), len(expectedProfiles), expectedProfiles, res.profiles)
 	}
 	errs = append(errs, res.relist.check()...) // relist.go
 	return errs

@@ -45,6 +45,10 @@ type Config struct {
 	// ProfileDir, when set, receives apiserver-lite's pprof profiles if it
 	// serves /debug/pprof.
 	ProfileDir string
+	// ProfileFor is how long the informer starts are repeated under the
+	// WatchList CPU profiles, so that one start's few hundred milliseconds
+	// give enough samples; whole seconds.
+	ProfileFor time.Duration
 }
 
 // scaled returns the configuration for a data set scale.
@@ -57,6 +61,7 @@ func scaled(scale float64, rounds int) Config {
 		Watchers:      50,
 		UpdatesPerSec: 100,
 		WatchFor:      10 * time.Second,
+		ProfileFor:    3 * time.Second,
 	}
 	return c
 }
@@ -69,6 +74,7 @@ func smokeConfig() Config {
 	c.Watchers = 5
 	c.UpdatesPerSec = 50
 	c.WatchFor = time.Second
+	c.ProfileFor = time.Second
 	return c
 }
 

@@ -31,12 +31,21 @@ type syncResult struct {
 	// linkBytes is what the cloud link carried during the sync, both ways.
 	linkBytes int64
 	dbBytes   int64 // size of the data dir after the sync
+	// cpu is apiserver-lite's utime+stime from its start to /readyz: the
+	// CPU the sync cost it, start-up on an empty data dir included.
+	cpu time.Duration
 }
 
 // syncFresh kills apiserver-lite if it runs, removes its state, starts it
 // and waits until it is ready and serves every pod and configmap the cloud
 // holds.
 func syncFresh(ctx context.Context, c *framework.Cluster, lite, kube *server) (syncResult, error) {
+	return syncFreshWith(ctx, c, lite, kube, nil)
+}
+
+// syncFreshWith is syncFresh calling during right after the process has
+// started; the function during returns is called once the sync is over.
+func syncFreshWith(ctx context.Context, c *framework.Cluster, lite, kube *server, during func() (stop func() error)) (syncResult, error) {
 	if c.EdgeProcess() != nil {
 		c.KillEdge()
 	}
@@ -57,16 +66,14 @@ func syncFresh(ctx context.Context, c *framework.Cluster, lite, kube *server) (s
 	if err := c.EdgeProcess().Start(); err != nil {
 		return syncResult{}, err
 	}
-	// Poll the cheap /readyz, then check the counts, which cost LISTs and
-	// the client's decode: the sync ends at /readyz unless a count was
-	// still short then.
-	err = pollUntil(ctx, func() error { return ready(ctx, lite) })
-	r := syncResult{took: time.Since(start), objects: wantPods + wantCMs}
-	if err == nil {
-		if err = serves(ctx, lite, c.NodeName, wantPods, wantCMs); err != nil {
-			err = pollUntil(ctx, func() error { return serves(ctx, lite, c.NodeName, wantPods, wantCMs) })
-			r.took = time.Since(start)
-		}
+	stop := func() error { return nil }
+	if during != nil {
+		stop = during()
+	}
+	r := syncResult{objects: wantPods + wantCMs}
+	r.took, r.cpu, err = awaitSynced(ctx, c, lite, start, wantPods, wantCMs)
+	if serr := stop(); err == nil {
+		err = serr
 	}
 	if err != nil {
 		return syncResult{}, fmt.Errorf("sync from scratch: %w", err)
@@ -75,6 +82,30 @@ func syncFresh(ctx context.Context, c *framework.Cluster, lite, kube *server) (s
 	r.linkBytes = s1 - s0 + r1 - r0
 	r.dbBytes, err = dirSize(dataDir)
 	return r, err
+}
+
+// awaitSynced waits until lite, started at start, is ready and serves the
+// wanted objects, and returns the time that took and lite's CPU by then.
+// It polls the cheap /readyz, then checks the counts, which cost LISTs and
+// the client's decode: the sync ends at /readyz unless a count was still
+// short then, and the CPU then includes the checking LISTs.
+func awaitSynced(ctx context.Context, c *framework.Cluster, lite *server, start time.Time, pods, cms int) (took, cpu time.Duration, err error) {
+	if err := pollUntil(ctx, func() error { return ready(ctx, lite) }); err != nil {
+		return 0, 0, err
+	}
+	took = time.Since(start)
+	if cpu, err = lite.cpu(); err != nil {
+		return 0, 0, err
+	}
+	if serves(ctx, lite, c.NodeName, pods, cms) == nil {
+		return took, cpu, nil
+	}
+	if err := pollUntil(ctx, func() error { return serves(ctx, lite, c.NodeName, pods, cms) }); err != nil {
+		return 0, 0, err
+	}
+	took = time.Since(start)
+	cpu, err = lite.cpu()
+	return took, cpu, err
 }
 
 // coldTimes are a cold start's two figures: until the first LIST is

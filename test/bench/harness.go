@@ -4,6 +4,7 @@ package bench
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -36,6 +37,9 @@ type roundResult struct {
 	list          [2]listResult
 	informer      [2]time.Duration
 	informerItems [2]int
+	// informerFloor is the same informer's start against that server's
+	// captured WatchList replayed from memory: the client's own part.
+	informerFloor [2]time.Duration
 	watch         [2]watchResult
 	// linkPerEvent is what the cloud link carried per update while
 	// apiserver-lite's watchers ran, both ways.
@@ -54,66 +58,153 @@ type results struct {
 	coldOnline, coldOffline      coldTimes
 	profiles                     string // where profiles went, or why none
 	pprof                        bool   // apiserver-lite serves /debug/pprof
-
 	relist relistResult // see relist.go
+	prof                         *profiler
+	// cloudList is the cloud's time to serve the full data set as the
+	// initial sync lists it.
+	cloudList time.Duration
+	// captures are each server's WatchList response, replayed for the
+	// informer's client floor.
+	captures [2]*watchCapture
+	// lists are each server's pod LIST bodies, replayed for the typed
+	// LISTs' client floors.
+	lists [2]listFloors
+	// reached lists the phases the run completed; stopped is why it
+	// stopped early, nil when it ran to the end.
+	reached []string
+	stopped error
 }
 
 // run starts the cloud and apiserver-lite, grows the data set step by
-// step, then measures both servers alternately at the full data set.
+// step, then measures both servers alternately at the full data set. A
+// run that stops early returns what it measured, with the reason in
+// stopped.
 func run(t testing.TB, cfg Config) *results {
-	ctx := t.Context()
+	res := &results{cfg: cfg, machine: readMachine(), prof: &profiler{dir: cfg.ProfileDir}}
+	if err := res.runPhases(t); err != nil {
+		res.stopped = err
+	}
+	res.machine.loadEnd = loadAverage()
+	return res
+}
+
+func (res *results) reach(format string, args ...any) {
+	res.reached = append(res.reached, fmt.Sprintf(format, args...))
+}
+
+// runPhases runs the phases of run in order.
+func (res *results) runPhases(t testing.TB) error {
+	ctx, cfg := t.Context(), res.cfg
 	c := framework.New(t, framework.Options{Namespaces: []string{benchNamespace}, EdgeLink: true})
 	// Start the edge on the empty cloud once; later starts time themselves.
 	c.StartEdge()
 	kubeProc, etcdProc := c.CloudProcesses()
 	kube, err := newServer("kube-apiserver", c.AdminConfig, kubeProc)
 	if err != nil {
-		t.Fatal(err)
+		return err
 	}
 	lite, err := newServer("apiserver-lite", c.EdgeConfig(), c.EdgeProcess())
 	if err != nil {
-		t.Fatal(err)
+		return err
 	}
 	sides := [2]*server{kubeSide: kube, liteSide: lite}
-	res := &results{cfg: cfg, machine: readMachine()}
 	ds := &dataset{cloud: kube.json, node: c.NodeName}
 	for _, n := range cfg.steps() {
 		step, err := measureStep(ctx, c, ds, sides, etcdProc, cfg, n)
 		if err != nil {
-			t.Fatalf("step of %d objects: %v", n, err)
+			return fmt.Errorf("step of %d objects: %w", n, err)
 		}
-		t.Logf("step %d objects: sync %v, apiserver-lite VmHWM %d MiB", n, step.sync.took, step.lite.HWM/mib)
+		t.Logf("step %d objects: load %v, sync %v, apiserver-lite VmHWM %d MiB", n, step.load, step.sync.took, step.lite.HWM/mib)
 		res.steps = append(res.steps, step)
+		res.reach("step of %d objects", n)
 	}
-	// The last step left apiserver-lite restarted; sync it from scratch
-	// again so that its VmHWM covers the sync and the rounds.
-	if _, err := syncFresh(ctx, c, lite, kube); err != nil {
-		t.Fatal(err)
+	if err := res.prepareRounds(ctx, c, sides); err != nil {
+		return err
 	}
-	res.profiles, res.pprof = profileNote(ctx, lite, cfg)
 	for i := range cfg.Rounds {
 		r, err := measureRound(ctx, c, sides, cfg, i, res)
 		if err != nil {
-			t.Fatalf("round %d: %v", i+1, err)
+			return fmt.Errorf("round %d: %w", i+1, err)
 		}
 		res.rounds = append(res.rounds, r)
+		res.reach("round %d", i+1)
 		t.Logf("round %d done", i+1)
 	}
 	if res.peakLite, res.peakKube, res.peakEtcd, err = readMemories(lite, kube, etcdProc); err != nil {
-		t.Fatal(err)
+		return err
+	}
+	if err := res.profileAfterRounds(ctx, lite, c.NodeName); err != nil {
+		return err
 	}
 	if res.coldOnline, err = coldStart(ctx, c, lite, ds.pods, totalConfigMaps(ctx, kube), false); err != nil {
-		t.Fatal(err)
+		return err
 	}
 	if res.coldOffline, err = coldStart(ctx, c, lite, ds.pods, totalConfigMaps(ctx, kube), true); err != nil {
-		t.Fatal(err)
+		return err
 	}
+	res.reach("cold starts")
 	// Last: it restarts kube-apiserver. See relist.go.
 	if res.relist, err = measureRelist(ctx, c, kube, lite, ds); err != nil {
-		t.Fatal(err)
+		return fmt.Errorf("lean relist: %w", err)
 	}
-	res.machine.loadEnd = loadAverage()
-	return res
+	res.reach("lean relist")
+	return nil
+}
+
+// prepareRounds syncs apiserver-lite from scratch once more, so that its
+// VmHWM covers the sync and the rounds (under a CPU profile, then a heap
+// profile, when it serves pprof), times the cloud's paged LIST of the data
+// set and captures each server's WatchList for the client floor.
+func (res *results) prepareRounds(ctx context.Context, c *framework.Cluster, sides [2]*server) error {
+	kube, lite := sides[kubeSide], sides[liteSide]
+	res.profiles, res.pprof = profileNote(ctx, lite, res.cfg)
+	var during func() func() error
+	if res.pprof {
+		during = res.prof.duringSync(ctx, lite, res.steps[len(res.steps)-1].sync.took)
+	}
+	if _, err := syncFreshWith(ctx, c, lite, kube, during); err != nil {
+		return fmt.Errorf("sync before the rounds: %w", err)
+	}
+	if res.pprof {
+		if err := res.prof.heap(ctx, lite, "heap-after-sync.pprof", fmt.Sprintf("apiserver-lite's heap right after that sync of %d objects", res.cfg.Objects())); err != nil {
+			return err
+		}
+	}
+	res.reach("sync before the rounds")
+	var err error
+	if res.cloudList, err = cloudList(ctx, kube, c.NodeName); err != nil {
+		return err
+	}
+	for side, s := range sides {
+		if res.captures[side], err = captureWatchList(ctx, s, c.NodeName); err != nil {
+			return err
+		}
+		if res.lists[side], err = captureLists(ctx, s, c.NodeName); err != nil {
+			return err
+		}
+	}
+	res.reach("cloud LIST and WatchList captures")
+	return nil
+}
+
+// profileAfterRounds profiles the WatchList informer start and takes
+// apiserver-lite's heap after the rounds, then writes the summaries.
+func (res *results) profileAfterRounds(ctx context.Context, lite *server, node string) error {
+	if !res.pprof {
+		return nil
+	}
+	if err := res.prof.heap(ctx, lite, "heap-after-rounds.pprof", "apiserver-lite's heap after the rounds"); err != nil {
+		return err
+	}
+	if err := res.prof.informer(ctx, lite, node, res.captures[liteSide], res.cfg.ProfileFor); err != nil {
+		return err
+	}
+	if err := res.prof.summarize(ctx); err != nil {
+		return err
+	}
+	res.profiles = res.prof.note()
+	res.reach("profiles")
+	return nil
 }
 
 // totalConfigMaps counts the cloud's configmaps, or -1 if it cannot, which
@@ -197,21 +288,30 @@ func measureRound(ctx context.Context, c *framework.Cluster, sides [2]*server, c
 		if r.informer[side], r.informerItems[side], err = informerStart(ctx, sides[side], c.NodeName); err != nil {
 			return r, err
 		}
+		l := &r.list[side]
+		if l.typedJSONFloor, l.typedProtoFloor, err = res.lists[side].replay(ctx, c.NodeName, l.items); err != nil {
+			return r, fmt.Errorf("%s: %w", sides[side].name, err)
+		}
+		var n int
+		if r.informerFloor[side], n, err = replayInformer(ctx, res.captures[side], c.NodeName); err != nil {
+			return r, fmt.Errorf("%s client floor: %w", sides[side].name, err)
+		}
+		if n != r.informerItems[side] {
+			return r, fmt.Errorf("%s client floor: %d pods replayed, %d served", sides[side].name, n, r.informerItems[side])
+		}
 	}
 	for i, side := range order {
 		seqBase := (round*2 + i) * int(cfg.WatchFor.Seconds()*float64(cfg.UpdatesPerSec))
 		s0, r0 := c.LinkBytes()
-		var stop func() (string, error)
+		var stop func() error
 		if side == liteSide && round == cfg.Rounds-1 && res.pprof {
-			stop = startCPUProfile(ctx, sides[side], cfg)
+			stop = startCPUProfile(ctx, sides[side], cfg, res.prof)
 		}
 		r.watch[side], err = measureWatch(ctx, sides[side], sides[kubeSide].json, c.NodeName, cfg, seqBase)
 		if stop != nil {
-			note, perr := stop()
-			if perr != nil {
+			if perr := stop(); perr != nil {
 				return r, perr
 			}
-			res.profiles = note
 		}
 		if err != nil {
 			return r, err

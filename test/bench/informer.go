@@ -8,22 +8,35 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/rest"
 )
 
-// informerSyncTimeout bounds one informer's initial sync.
-const informerSyncTimeout = 2 * time.Minute
+// Informer start timing.
+const (
+	// informerSyncTimeout bounds one informer's initial sync.
+	informerSyncTimeout = 2 * time.Minute
+	// informerPollEvery is how often HasSynced is polled: it bounds the
+	// error of an informer start. cache.WaitForCacheSync polls every
+	// 100 ms, which would round every start up to the next 100 ms.
+	informerPollEvery = time.Millisecond
+)
 
 // informerStart starts a pod informer for the node over protobuf and
 // returns the time until it has synced and how many pods it holds.
 // client-go streams the initial state with WatchList (the WatchListClient
 // feature is on by default) where the server supports it.
 func informerStart(ctx context.Context, s *server, node string) (time.Duration, int, error) {
-	cs, err := kubernetes.NewForConfig(protoConfig(s.cfg))
+	return startInformer(ctx, protoConfig(s.cfg), s.name, node)
+}
+
+// startInformer is informerStart against any rest config.
+func startInformer(ctx context.Context, cfg *rest.Config, name, node string) (time.Duration, int, error) {
+	cs, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
-		return 0, 0, fmt.Errorf("%s informer clientset: %w", s.name, err)
+		return 0, 0, fmt.Errorf("%s informer clientset: %w", name, err)
 	}
 	ctx, cancel := context.WithTimeout(ctx, informerSyncTimeout)
 	defer cancel()
@@ -34,8 +47,9 @@ func informerStart(ctx context.Context, s *server, node string) (time.Duration, 
 	factory.Start(ctx.Done())
 	defer factory.Shutdown()
 	defer cancel()
-	if !cache.WaitForCacheSync(ctx.Done(), inf.HasSynced) {
-		return 0, 0, fmt.Errorf("%s informer: not synced within %s", s.name, informerSyncTimeout)
+	synced := func(context.Context) (bool, error) { return inf.HasSynced(), nil }
+	if err := wait.PollUntilContextCancel(ctx, informerPollEvery, true, synced); err != nil {
+		return 0, 0, fmt.Errorf("%s informer: not synced within %s: %w", name, informerSyncTimeout, err)
 	}
 	return time.Since(start), len(inf.GetStore().ListKeys()), nil
 }

@@ -19,9 +19,12 @@ import (
 type listResult struct {
 	rawJSON, rawProto     time.Duration // time to last byte, median of reps
 	typedJSON, typedProto time.Duration // request plus typed decode
-	cpuPerList            time.Duration // server CPU per raw JSON LIST
-	bytesJSON             int64         // body bytes of one raw JSON LIST
-	items                 int           // pods in the typed LIST
+	// typedJSONFloor and typedProtoFloor are the typed LISTs of the same
+	// bodies replayed from memory: the client's own part.
+	typedJSONFloor, typedProtoFloor time.Duration
+	cpuPerList                      time.Duration // server CPU per raw JSON LIST
+	bytesJSON                       int64         // body bytes of one raw JSON LIST
+	items                           int           // pods in the typed LIST
 }
 
 // podsPath is the LIST kubelet sends at start: its pods, from the cache.
@@ -99,7 +102,7 @@ func measureLists(ctx context.Context, s *server, node string, reps int) (listRe
 		protoTimes = append(protoTimes, d)
 	}
 	r.rawJSON, r.rawProto = medianDuration(jsonTimes), medianDuration(protoTimes)
-	if r.typedJSON, r.items, err = typedList(ctx, s.json, node); err != nil {
+	if r.typedJSON, r.items, err = typedList(ctx, s.jsonOnly, node); err != nil {
 		return r, fmt.Errorf("%s typed json list: %w", s.name, err)
 	}
 	var protoItems int

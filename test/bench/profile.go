@@ -19,7 +19,7 @@ import (
 const pprofIndex = "/debug/pprof/"
 
 // profileNote says whether apiserver-lite serves pprof; the profiles are
-// taken during the last round's watch benchmark when it does.
+// taken when it does.
 func profileNote(ctx context.Context, lite *server, cfg Config) (note string, serves bool) {
 	if cfg.ProfileDir == "" {
 		return "profiles not requested", false
@@ -40,21 +40,20 @@ func profileNote(ctx context.Context, lite *server, cfg Config) (note string, se
 }
 
 // startCPUProfile takes a CPU profile of s for the watch benchmark's
-// duration; stop waits for it and adds a heap profile.
-func startCPUProfile(ctx context.Context, s *server, cfg Config) (stop func() (string, error)) {
+// duration; stop waits for it.
+func startCPUProfile(ctx context.Context, s *server, cfg Config, p *profiler) (stop func() error) {
 	secs := strconv.Itoa(max(1, int(cfg.WatchFor.Seconds())))
+	const name = "watch-cpu.pprof"
 	done := make(chan error, 1)
 	go func() {
-		done <- saveProfile(ctx, s, "profile?seconds="+secs, filepath.Join(cfg.ProfileDir, "cpu.pprof"))
+		done <- saveProfile(ctx, s, "profile?seconds="+secs, p.path(name))
 	}()
-	return func() (string, error) {
+	return func() error {
 		if err := <-done; err != nil {
-			return "", err
+			return err
 		}
-		if err := saveProfile(ctx, s, "heap", filepath.Join(cfg.ProfileDir, "heap.pprof")); err != nil {
-			return "", err
-		}
-		return fmt.Sprintf("cpu.pprof (%ss under the watch load) and heap.pprof in %s", secs, cfg.ProfileDir), nil
+		p.saved(name, fmt.Sprintf("apiserver-lite's CPU for %ss of the last round's watch run", secs))
+		return nil
 	}
 }
 

@@ -35,8 +35,10 @@ type server struct {
 	base string
 	http *http.Client
 	cfg  *rest.Config
-	// json and proto are typed clients in each wire format.
-	json, proto kubernetes.Interface
+	// json and proto are typed clients; json sets no content type, so
+	// client-go (1.36) asks for protobuf with a JSON fallback, as a
+	// default-configured client does. jsonOnly asks for JSON alone.
+	json, proto, jsonOnly kubernetes.Interface
 	// proc is the serving process; its CPU is the server's CPU.
 	proc *framework.Process
 }
@@ -53,11 +55,22 @@ func newServer(name string, cfg *rest.Config, proc *framework.Process) (*server,
 	if s.json, err = kubernetes.NewForConfigAndClient(cfg, hc); err != nil {
 		return nil, fmt.Errorf("%s clientset: %w", name, err)
 	}
+	if s.jsonOnly, err = kubernetes.NewForConfigAndClient(jsonConfig(cfg), hc); err != nil {
+		return nil, fmt.Errorf("%s JSON clientset: %w", name, err)
+	}
 	pcfg := protoConfig(cfg)
 	if s.proto, err = kubernetes.NewForConfigAndClient(pcfg, hc); err != nil {
 		return nil, fmt.Errorf("%s protobuf clientset: %w", name, err)
 	}
 	return s, nil
+}
+
+// jsonConfig returns cfg asking for JSON alone.
+func jsonConfig(cfg *rest.Config) *rest.Config {
+	j := rest.CopyConfig(cfg)
+	j.ContentType = mediaJSON
+	j.AcceptContentTypes = mediaJSON
+	return j
 }
 
 // protoConfig returns cfg asking for protobuf, as kubelet does.
