@@ -56,9 +56,9 @@ type results struct {
 	// whole run since the last sync from scratch.
 	peakLite, peakKube, peakEtcd memory
 	coldOnline, coldOffline      coldTimes
-	profiles                     string // where profiles went, or why none
-	pprof                        bool   // apiserver-lite serves /debug/pprof
-	relist relistResult // see relist.go
+	profiles                     string       // where profiles went, or why none
+	pprof                        bool         // apiserver-lite serves /debug/pprof
+	relist                       relistResult // see relist.go
 	prof                         *profiler
 	// cloudList is the cloud's time to serve the full data set as the
 	// initial sync lists it.
