@@ -159,10 +159,23 @@ func prepareStore(ctx context.Context, cfg config, res []cloudsync.Resource, sto
 	if err := pruneStore(ctx, store, res, log); err != nil {
 		return nil, err
 	}
-	if err := store.PutMeta(ctx, nodeNameKey, []byte(cfg.NodeName)); err != nil {
+	if err := recordNodeName(ctx, store, cfg.NodeName); err != nil {
 		return nil, fmt.Errorf("record node name: %w", err)
 	}
 	return cloudsync.Restore(ctx, store, res, cfg.WatchCacheSize, log)
+}
+
+// recordNodeName stores the node name unless it is stored already: a
+// restart then reads it instead of waiting for a durable write.
+func recordNodeName(ctx context.Context, store *metastore.Store, node string) error {
+	stored, err := store.GetMeta(ctx, nodeNameKey)
+	if err == nil && string(stored) == node {
+		return nil
+	}
+	if err != nil && !errors.Is(err, metastore.ErrNotFound) {
+		return err
+	}
+	return store.PutMeta(ctx, nodeNameKey, []byte(node))
 }
 
 // daemonLoops are what runUntilDone runs and stops.

@@ -31,20 +31,6 @@ func RestoreCache(c *versioncache.Cache, snap metastore.Snapshot, log *slog.Logg
 	}
 }
 
-// decodeObjects decodes stored objects, skipping those that do not decode.
-func decodeObjects(stored []metastore.Object, log *slog.Logger) []*versioncache.Object {
-	objs := make([]*versioncache.Object, 0, len(stored))
-	for _, s := range stored {
-		o, err := versioncache.NewObject(s.Raw)
-		if err != nil {
-			log.Error("skipping undecodable stored object", "namespace", s.Namespace, "name", s.Name, "err", err)
-			continue
-		}
-		objs = append(objs, o)
-	}
-	return objs
-}
-
 // objKey names an object within a resource.
 type objKey struct{ namespace, name string }
 

@@ -6,27 +6,61 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sync"
 
 	"github.com/apiserver-lite/apiserver-lite/pkg/metastore"
 	"github.com/apiserver-lite/apiserver-lite/pkg/versioncache"
 )
 
+// restoreWorkers bounds how many resources Restore reads and decodes at
+// once: two keep the store's read of one resource overlapping the decode
+// of another on a node's few cores, without holding every resource's
+// stored bytes in memory at the same time.
+const restoreWorkers = 2
+
 // Restore builds one cache of size events per resource and fills each from
 // the store, so the last known state is served even while the cloud is
 // unreachable. A resource never synced gets an empty, not-ready cache that
 // its first cloud list fills. It is the one way the daemon and the syncers
-// turn stored state into cache state.
+// turn stored state into cache state. Resources are restored concurrently,
+// at most restoreWorkers at a time; the caches are in res's order.
 func Restore(ctx context.Context, store RestoreStore, res []Resource, size int, log *slog.Logger) ([]*versioncache.Cache, error) {
-	caches := make([]*versioncache.Cache, 0, len(res))
-	for _, r := range res {
-		c := versioncache.New(r.GVR, size)
-		if err := restoreCache(ctx, store, r, c, log.With("resource", r.Key())); err != nil {
-			return nil, fmt.Errorf("restore %s: %w", r.Key(), err)
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	caches := make([]*versioncache.Cache, len(res))
+	errs := make([]error, len(res))
+	sem := make(chan struct{}, restoreWorkers)
+	var wg sync.WaitGroup
+	for i, r := range res {
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			caches[i], errs[i] = restoreOne(ctx, store, r, size, log)
+			if errs[i] != nil {
+				cancel() // the restore fails as a whole: stop the others
+			}
+		})
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil && !errors.Is(err, context.Canceled) {
+			return nil, err
 		}
-		log.Info("restored resource", "resource", r.Key(), "ready", c.Ready(), "rv", c.RV())
-		caches = append(caches, c)
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
 	}
 	return caches, nil
+}
+
+// restoreOne builds and fills r's cache.
+func restoreOne(ctx context.Context, store RestoreStore, r Resource, size int, log *slog.Logger) (*versioncache.Cache, error) {
+	c := versioncache.New(r.GVR, size)
+	if err := restoreCache(ctx, store, r, c, log.With("resource", r.Key())); err != nil {
+		return nil, fmt.Errorf("restore %s: %w", r.Key(), err)
+	}
+	log.Info("restored resource", "resource", r.Key(), "ready", c.Ready(), "rv", c.RV())
+	return c, nil
 }
 
 // restoreCache loads r's discovery information, objects and event log
