@@ -29,7 +29,7 @@ const (
 	coldContainers   = 2
 	coldCMBytes      = 1024
 	coldSeedBatch    = 100000 // objects per seeding transaction: one list
-	coldUpdatedPods  = 200 // pods the logged updates cycle through
+	coldUpdatedPods  = 200    // pods the logged updates cycle through
 	coldPollEvery    = time.Millisecond
 	coldStartTimeout = time.Minute
 )
