@@ -23,7 +23,11 @@ func RestoreCache(c *versioncache.Cache, snap metastore.Snapshot, log *slog.Logg
 	if snap.Watermark == 0 {
 		return
 	}
-	objs := decodeObjects(snap.Objects, log)
+	restoreDecoded(c, snap, decodeObjects(snap.Objects, log), log)
+}
+
+// restoreDecoded is RestoreCache with snap's objects already decoded.
+func restoreDecoded(c *versioncache.Cache, snap metastore.Snapshot, objs []*versioncache.Object, log *slog.Logger) {
 	events, floor := decodeEvents(snap.Events, snap.LogFloor, objs, log)
 	if err := c.Restore(objs, snap.Watermark, events, floor); err != nil {
 		log.Error("cache refused the stored event log; watches resume from the watermark", "err", err)

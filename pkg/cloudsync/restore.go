@@ -78,6 +78,9 @@ func restoreCache(ctx context.Context, store RestoreStore, r Resource, c *versio
 		return fmt.Errorf("decode info: %w", err)
 	}
 	c.SetInfo(info)
+	if ss, ok := store.(snapshotStreamer); ok {
+		return restoreStreamed(ctx, ss, r.Key(), c, log)
+	}
 	snap, err := store.LoadSnapshot(ctx, r.Key())
 	if err != nil {
 		return err

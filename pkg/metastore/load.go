@@ -39,6 +39,21 @@ func (s *Store) Load(ctx context.Context, resource string) ([]Object, uint64, er
 // in one transaction: a local watch cache restored from it serves watches
 // from any RV from LogFloor on with exactly the events it missed.
 func (s *Store) LoadSnapshot(ctx context.Context, resource string) (Snapshot, error) {
+	var objs []Object
+	snap, err := s.StreamSnapshot(ctx, resource, 0, func(o []Object) { objs = o })
+	if err != nil {
+		return Snapshot{}, err
+	}
+	snap.Objects = objs
+	return snap, nil
+}
+
+// StreamSnapshot is LoadSnapshot, except that the objects are handed to
+// each, in order, in slices of at most chunk objects (0: all at once) as
+// they are read, instead of being returned: the caller can decode one
+// slice while the next is read. each runs on the caller's goroutine and
+// owns the slices it is given. The returned Snapshot has no Objects.
+func (s *Store) StreamSnapshot(ctx context.Context, resource string, chunk int, each func([]Object)) (Snapshot, error) {
 	if err := s.checkOpen(); err != nil {
 		return Snapshot{}, fmt.Errorf("load %s: %w", resource, err)
 	}
@@ -48,7 +63,7 @@ func (s *Store) LoadSnapshot(ctx context.Context, resource string) (Snapshot, er
 		if snap.Watermark, err = scanWatermark(tx.QueryRowContext(ctx, getWatermarkSQL, resource)); err != nil {
 			return err
 		}
-		if snap.Objects, err = s.loadObjectsTx(ctx, tx, resource); err != nil {
+		if err := s.scanObjectsTx(ctx, tx, resource, chunk, each); err != nil {
 			return err
 		}
 		snap.Events, snap.LogFloor, err = s.loadEventsTx(ctx, tx, resource, snap.Watermark)
@@ -60,13 +75,21 @@ func (s *Store) LoadSnapshot(ctx context.Context, resource string) (Snapshot, er
 	return snap, nil
 }
 
-// loadObjectsTx reads resource's objects in (namespace, name) order. A row
-// that does not decode is logged and skipped: one damaged row must not
-// keep the rest from being served.
+// loadObjectsTx reads resource's objects in (namespace, name) order.
 func (s *Store) loadObjectsTx(ctx context.Context, tx *sql.Tx, resource string) ([]Object, error) {
+	var objs []Object
+	err := s.scanObjectsTx(ctx, tx, resource, 0, func(o []Object) { objs = o })
+	return objs, err
+}
+
+// scanObjectsTx reads resource's objects in (namespace, name) order and
+// hands them to each in slices of at most chunk objects (0: one slice). A
+// row that does not decode is logged and skipped: one damaged row must
+// not keep the rest from being served.
+func (s *Store) scanObjectsTx(ctx context.Context, tx *sql.Tx, resource string, chunk int, each func([]Object)) error {
 	rows, err := tx.QueryContext(ctx, loadObjectsSQL, resource)
 	if err != nil {
-		return nil, fmt.Errorf("query objects: %w", err)
+		return fmt.Errorf("query objects: %w", err)
 	}
 	defer rows.Close()
 	var objs []Object
@@ -79,11 +102,18 @@ func (s *Store) loadObjectsTx(ctx context.Context, tx *sql.Tx, resource string) 
 		}
 		o.RV = uint64(rv) // the schema CHECKs rv >= 0
 		objs = append(objs, o)
+		if len(objs) == chunk {
+			each(objs)
+			objs = make([]Object, 0, chunk)
+		}
 	}
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("read objects: %w", err)
+		return fmt.Errorf("read objects: %w", err)
 	}
-	return objs, nil
+	if len(objs) > 0 {
+		each(objs)
+	}
+	return nil
 }
 
 // scanWatermark reads a watermark row; no row means never synced (0).
