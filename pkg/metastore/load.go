@@ -96,11 +96,13 @@ func (s *Store) scanObjectsTx(ctx context.Context, tx *sql.Tx, resource string, 
 	for rows.Next() {
 		var o Object
 		var rv int64
-		if err := rows.Scan(&o.Namespace, &o.Name, &rv, &o.Raw); err != nil {
+		var raw sql.RawBytes
+		if err := rows.Scan(&o.Namespace, &o.Name, &rv, &raw); err != nil {
 			s.log.Error("skipping undecodable stored object", "resource", resource, "err", err)
 			continue
 		}
 		o.RV = uint64(rv) // the schema CHECKs rv >= 0
+		o.Raw = ownedBlob(raw)
 		objs = append(objs, o)
 		if len(objs) == chunk {
 			each(objs)
@@ -115,6 +117,14 @@ func (s *Store) scanObjectsTx(ctx context.Context, tx *sql.Tx, resource string, 
 	}
 	return nil
 }
+
+// ownedBlob returns a blob scanned into sql.RawBytes for keeping.
+// go-sqlite3 copies every blob it returns into a new Go slice (C.GoBytes)
+// that neither it nor database/sql reuses, so the bytes are already the
+// caller's; scanning into a *[]byte would copy them once more, which for a
+// restore is a second copy of the whole data set on its critical path.
+// TestScannedBlobsAreNotReused pins the driver's behaviour.
+func ownedBlob(b sql.RawBytes) []byte { return []byte(b) }
 
 // scanWatermark reads a watermark row; no row means never synced (0).
 func scanWatermark(row *sql.Row) (uint64, error) {
