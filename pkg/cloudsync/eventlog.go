@@ -47,9 +47,10 @@ func decodeEvents(stored []metastore.Event, floor uint64, objs []*versioncache.O
 		latest[objKey{o.Namespace, o.Name}] = o
 	}
 	last := map[objKey]*versioncache.Object{} // each key's newest event object so far
+	ahead := decodeAhead(stored, latest)
 	var out []versioncache.Event
-	for _, s := range stored {
-		ev, err := decodeEvent(s, latest, last)
+	for i, s := range stored {
+		ev, err := decodeEvent(s, latest, last, ahead.obj[i], ahead.prev[i])
 		if err != nil {
 			log.Error("skipping undecodable logged event and the events before it", "namespace", s.Object.Namespace,
 				"name", s.Object.Name, "rv", s.Object.RV, "err", err)
@@ -65,16 +66,17 @@ func decodeEvents(stored []metastore.Event, floor uint64, objs []*versioncache.O
 
 // decodeEvent decodes one logged event, reusing the objects in latest (the
 // state) and last (earlier events) when they are the same version, and
-// records its object in last.
-func decodeEvent(s metastore.Event, latest, last map[objKey]*versioncache.Object) (versioncache.Event, error) {
+// records its object in last. obj0 and prev0 are the event's decodings made
+// ahead, if any.
+func decodeEvent(s metastore.Event, latest, last map[objKey]*versioncache.Object, obj0, prev0 decoded) (versioncache.Event, error) {
 	k := objKey{s.Object.Namespace, s.Object.Name}
-	obj, err := reuseOrDecode(s.Object.Raw, s.Object.RV, latest[k])
+	obj, err := reuseOrDecode(s.Object.Raw, s.Object.RV, latest[k], obj0)
 	if err != nil {
 		return versioncache.Event{}, err
 	}
 	ev := versioncache.Event{Type: watch.EventType(s.Type), RV: obj.RV, Object: obj}
 	if s.Prev != nil {
-		if ev.Prev, err = reuseOrDecode(s.Prev, 0, last[k]); err != nil {
+		if ev.Prev, err = reuseOrDecode(s.Prev, 0, last[k], prev0); err != nil {
 			return versioncache.Event{}, fmt.Errorf("previous state: %w", err)
 		}
 	}
@@ -83,10 +85,14 @@ func decodeEvent(s metastore.Event, latest, last map[objKey]*versioncache.Object
 }
 
 // reuseOrDecode returns have if it is the version raw encodes (rv, or
-// have's RV when rv is 0, with the same bytes), else decodes raw.
-func reuseOrDecode(raw []byte, rv uint64, have *versioncache.Object) (*versioncache.Object, error) {
+// have's RV when rv is 0, with the same bytes), else raw's decoding made
+// ahead, else decodes raw.
+func reuseOrDecode(raw []byte, rv uint64, have *versioncache.Object, ahead decoded) (*versioncache.Object, error) {
 	if have != nil && (rv == 0 || have.RV == rv) && string(have.Raw) == string(raw) {
 		return have, nil
+	}
+	if ahead.done {
+		return ahead.obj, ahead.err
 	}
 	return versioncache.NewObject(raw)
 }
