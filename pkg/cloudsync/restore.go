@@ -42,15 +42,26 @@ func Restore(ctx context.Context, store RestoreStore, res []Resource, size int, 
 		})
 	}
 	wg.Wait()
-	for _, err := range errs {
-		if err != nil && !errors.Is(err, context.Canceled) {
-			return nil, err
-		}
-	}
-	if err := errors.Join(errs...); err != nil {
+	if err := firstCause(errs); err != nil {
 		return nil, err
 	}
 	return caches, nil
+}
+
+// firstCause is the first of errs that is not a cancellation, which the
+// others may be the result of; else the first error; else nil.
+func firstCause(errs []error) error {
+	var first error
+	for _, err := range errs {
+		switch {
+		case err == nil:
+		case !errors.Is(err, context.Canceled):
+			return err
+		case first == nil:
+			first = err
+		}
+	}
+	return first
 }
 
 // restoreOne builds and fills r's cache.

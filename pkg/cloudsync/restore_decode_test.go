@@ -1,6 +1,8 @@
 package cloudsync
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"testing"
@@ -63,6 +65,28 @@ func TestInParallel(t *testing.T) {
 				if c != 1 {
 					t.Fatalf("index %d: visited %d times, want once", i, c)
 				}
+			}
+		})
+	}
+}
+
+// A failed restore reports the failure that cancelled the others, not a
+// cancellation.
+func TestFirstCause(t *testing.T) {
+	cause := errors.New("decode info: bad")
+	canceled := fmt.Errorf("restore x: %w", context.Canceled)
+	for _, tc := range []struct {
+		name string
+		errs []error
+		want error
+	}{
+		{"none", []error{nil, nil}, nil},
+		{"cause after cancellations", []error{nil, canceled, cause, canceled}, cause},
+		{"cancellations only", []error{nil, canceled}, canceled},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := firstCause(tc.errs); got != tc.want {
+				t.Errorf("got %v, want %v", got, tc.want)
 			}
 		})
 	}
