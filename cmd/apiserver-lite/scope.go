@@ -39,6 +39,14 @@ const (
 // then falls back to the stored choice.
 const selfReviewTimeout = 10 * time.Second
 
+// startupPatience bounds the wait for the cloud's answer when startup can
+// go on without it: in node scope, and in auto scope with an earlier
+// choice stored. A cloud that accepts connections but does not answer (an
+// overloaded API server, a half-open link) would otherwise keep the local
+// API closed for selfReviewTimeout at every restart; the stored choice is
+// the cloud's own earlier answer.
+const startupPatience = time.Second
+
 // errWrongNode is returned when the credentials belong to another node.
 var errWrongNode = errors.New("credentials are another node's")
 
@@ -91,7 +99,7 @@ func resolveScope(ctx context.Context, configured, nodeName string, ask whoAmI, 
 	}
 	delay := scopeBackoff
 	for {
-		u, err := ask(ctx)
+		u, err := askPatiently(ctx, configured, ask, store)
 		if err == nil {
 			scope, err := scopeOf(u, nodeName)
 			if err != nil || configured == scopeNode {
@@ -117,6 +125,22 @@ func resolveScope(ctx context.Context, configured, nodeName string, ask whoAmI, 
 		case <-time.After(delay.Step()):
 		}
 	}
+}
+
+// askPatiently asks the cloud, within startupPatience when startup can go
+// on without an answer.
+func askPatiently(ctx context.Context, configured string, ask whoAmI, store *metastore.Store) (authenticationv1.UserInfo, error) {
+	patient := configured == scopeNode
+	if !patient {
+		_, stored, err := storedScope(ctx, store)
+		patient = err == nil && stored
+	}
+	if patient {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, startupPatience)
+		defer cancel()
+	}
+	return ask(ctx)
 }
 
 // storedScope returns the scope stored by an earlier run. A store filled by

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/apiserver-lite/apiserver-lite/pkg/metastore"
 	authenticationv1 "k8s.io/api/authentication/v1"
@@ -89,5 +90,50 @@ func TestResolveScopeWaitsForCloud(t *testing.T) {
 	_, err = resolveScope(ctx, scopeAuto, "n1", ask, store, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if !errors.Is(err, context.Canceled) || calls != 2 {
 		t.Errorf("got %v after %d calls, want context.Canceled after 2", err, calls)
+	}
+}
+
+// The cloud's answer is awaited within startupPatience only when startup
+// can go on without it.
+func TestResolveScopePatience(t *testing.T) {
+	for _, tc := range []struct {
+		name         string
+		configured   string
+		stored       bool
+		wantDeadline bool
+	}{
+		{"auto with a stored choice", scopeAuto, true, true},
+		{"auto with nothing stored", scopeAuto, false, false},
+		{"node", scopeNode, false, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			store, err := metastore.Open(ctx, filepath.Join(t.TempDir(), "state.db"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer store.Close()
+			if tc.stored {
+				if err := store.PutMeta(ctx, scopeMetaKey, []byte(scopeCluster)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			start := time.Now()
+			var deadline time.Time
+			var hasDeadline bool
+			ask := func(ctx context.Context) (authenticationv1.UserInfo, error) {
+				deadline, hasDeadline = ctx.Deadline()
+				cancel() // ends the wait for the cloud when nothing is stored
+				return authenticationv1.UserInfo{}, errors.New("no answer")
+			}
+			_, _ = resolveScope(ctx, tc.configured, "n1", ask, store, slog.New(slog.DiscardHandler))
+			if hasDeadline != tc.wantDeadline {
+				t.Fatalf("ask had a deadline: got %v, want %v", hasDeadline, tc.wantDeadline)
+			}
+			if hasDeadline && deadline.After(start.Add(startupPatience+time.Second)) {
+				t.Errorf("deadline %v after the start, want at most %v", deadline.Sub(start), startupPatience)
+			}
+		})
 	}
 }
