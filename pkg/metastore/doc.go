@@ -21,7 +21,8 @@
 //     no reader ever sees part of it.
 //   - Load reads objects and watermark in one read transaction, so the pair
 //     is a consistent snapshot even while Apply runs; LoadSnapshot adds the
-//     event log.
+//     event log, and StreamSnapshot hands the objects over in slices while
+//     that same transaction reads them, so a restore decodes as it reads.
 //   - The event log of a resource holds every event with an RV above its
 //     floor up to its watermark, in commit order, and at most
 //     Options.EventLogSize of them: Apply appends a batch's events in the
