@@ -9,23 +9,7 @@ import (
 
 	"github.com/apiserver-lite/apiserver-lite/pkg/versioncache/kinds"
 	"k8s.io/apimachinery/pkg/labels"
-	utiljson "k8s.io/apimachinery/pkg/util/json"
 )
-
-// objectHeader is the part of every object NewObject decodes itself; the
-// kind's selectable fields are read by its entry in the kinds table.
-type objectHeader struct {
-	APIVersion string      `json:"apiVersion"`
-	Kind       string      `json:"kind"`
-	Metadata   *objectMeta `json:"metadata"`
-}
-
-type objectMeta struct {
-	Namespace       string            `json:"namespace"`
-	Name            string            `json:"name"`
-	ResourceVersion string            `json:"resourceVersion"`
-	Labels          map[string]string `json:"labels"`
-}
 
 // NewObject decodes raw JSON into an Object, extracting namespace, name,
 // resourceVersion, labels and the selectable fields of its kind, as
@@ -54,13 +38,14 @@ func newObject(t kinds.Table, raw []byte) (*Object, error) {
 	return newListItem(t, raw, "", "")
 }
 
-// newListItem is NewListItem with the attributes table t.
+// newListItem is NewListItem with the attributes table t. raw is read in
+// one walk that validates it and reads the header and the kind's fields.
 func newListItem(t kinds.Table, raw []byte, apiVersion, kind string) (*Object, error) {
-	var h objectHeader
-	if err := utiljson.Unmarshal(raw, &h); err != nil {
+	h, err := t.ScanObject(raw, apiVersion, kind)
+	if err != nil {
 		return nil, fmt.Errorf("decode object: %w", err)
 	}
-	if h.Metadata == nil || h.Metadata.Name == "" {
+	if !h.Metadata || h.Name == "" {
 		return nil, errors.New("decode object: missing metadata.name")
 	}
 	if (h.APIVersion == "" && apiVersion != "") || (h.Kind == "" && kind != "") {
@@ -68,21 +53,20 @@ func newListItem(t kinds.Table, raw []byte, apiVersion, kind string) (*Object, e
 	} else {
 		raw = typeMetaFirst(raw, &h)
 	}
-	m := h.Metadata
-	rv, err := parseRV(m.ResourceVersion)
+	rv, err := parseRV(h.ResourceVersion)
 	if err != nil {
-		return nil, fmt.Errorf("decode object %s: %w", m.Name, err)
+		return nil, fmt.Errorf("decode object %s: %w", h.Name, err)
 	}
-	fs, err := t.SelectableFields(kinds.GroupKind(h.APIVersion, h.Kind), m.Namespace, m.Name, raw)
+	fs, err := t.Fields(&h, raw)
 	if err != nil {
-		return nil, fmt.Errorf("decode object %s: %w", m.Name, err)
+		return nil, fmt.Errorf("decode object %s: %w", h.Name, err)
 	}
 	return &Object{
-		Namespace: m.Namespace,
-		Name:      m.Name,
+		Namespace: h.Namespace,
+		Name:      h.Name,
 		RV:        rv,
 		Raw:       raw,
-		Labels:    labels.Set(m.Labels),
+		Labels:    labels.Set(h.Labels),
 		Fields:    fs,
 		enc:       new(encodings),
 	}, nil
@@ -91,7 +75,7 @@ func newListItem(t kinds.Table, raw []byte, apiVersion, kind string) (*Object, e
 // withTypeMeta returns a copy of the JSON object raw, which has a
 // metadata.name so is not empty, with the apiVersion and kind that h lacks
 // inserted first, and sets them in h.
-func withTypeMeta(raw []byte, h *objectHeader, apiVersion, kind string) []byte {
+func withTypeMeta(raw []byte, h *kinds.Scan, apiVersion, kind string) []byte {
 	var prefix []byte
 	if h.APIVersion == "" && apiVersion != "" {
 		prefix = appendMember(prefix, "apiVersion", apiVersion)
@@ -113,8 +97,11 @@ func withTypeMeta(raw []byte, h *objectHeader, apiVersion, kind string) []byte {
 // as kube-apiserver encodes watched objects: every stored object of a
 // built-in kind then begins {"apiVersion":..,"kind":.., which is what the
 // LIST writer strips without re-encoding the object.
-func typeMetaFirst(raw []byte, h *objectHeader) []byte {
+func typeMetaFirst(raw []byte, h *kinds.Scan) []byte {
 	if h.Kind == "" || h.APIVersion == "" {
+		return raw
+	}
+	if !bytes.HasPrefix(raw, watchOrder) {
 		return raw
 	}
 	swapped := appendMember(appendMember([]byte{'{'}, "kind", h.Kind), "apiVersion", h.APIVersion)
@@ -125,6 +112,9 @@ func typeMetaFirst(raw []byte, h *objectHeader) []byte {
 	out[0] = '{'
 	return append(out, raw[len(swapped):]...)
 }
+
+// watchOrder begins an object whose kind comes before its apiVersion.
+var watchOrder = []byte(`{"kind":`)
 
 // appendMember appends "key":value, (a JSON string member and a comma).
 func appendMember(b []byte, key, value string) []byte {
