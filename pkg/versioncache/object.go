@@ -8,6 +8,7 @@ import (
 	"strconv"
 
 	"github.com/apiserver-lite/apiserver-lite/pkg/versioncache/kinds"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 )
 
@@ -33,6 +34,12 @@ func NewListItem(raw []byte, apiVersion, kind string) (*Object, error) {
 	return newListItem(kinds.Builtin, raw, apiVersion, kind)
 }
 
+// NewTypedObject is NewObject that also returns the apiVersion and kind
+// raw carries, read in the same walk.
+func NewTypedObject(raw []byte) (*Object, metav1.TypeMeta, error) {
+	return newTypedObject(kinds.Builtin, raw, "", "")
+}
+
 // newObject is NewObject with the attributes table t.
 func newObject(t kinds.Table, raw []byte) (*Object, error) {
 	return newListItem(t, raw, "", "")
@@ -41,12 +48,20 @@ func newObject(t kinds.Table, raw []byte) (*Object, error) {
 // newListItem is NewListItem with the attributes table t. raw is read in
 // one walk that validates it and reads the header and the kind's fields.
 func newListItem(t kinds.Table, raw []byte, apiVersion, kind string) (*Object, error) {
+	o, _, err := newTypedObject(t, raw, apiVersion, kind)
+	return o, err
+}
+
+// newTypedObject is newListItem also returning the apiVersion and kind
+// raw carries.
+func newTypedObject(t kinds.Table, raw []byte, apiVersion, kind string) (*Object, metav1.TypeMeta, error) {
 	h, err := t.ScanObject(raw, apiVersion, kind)
+	tm := metav1.TypeMeta{APIVersion: h.APIVersion, Kind: h.Kind}
 	if err != nil {
-		return nil, fmt.Errorf("decode object: %w", err)
+		return nil, tm, fmt.Errorf("decode object: %w", err)
 	}
 	if !h.Metadata || h.Name == "" {
-		return nil, errors.New("decode object: missing metadata.name")
+		return nil, tm, errors.New("decode object: missing metadata.name")
 	}
 	if (h.APIVersion == "" && apiVersion != "") || (h.Kind == "" && kind != "") {
 		raw = withTypeMeta(raw, &h, apiVersion, kind)
@@ -55,11 +70,11 @@ func newListItem(t kinds.Table, raw []byte, apiVersion, kind string) (*Object, e
 	}
 	rv, err := parseRV(h.ResourceVersion)
 	if err != nil {
-		return nil, fmt.Errorf("decode object %s: %w", h.Name, err)
+		return nil, tm, fmt.Errorf("decode object %s: %w", h.Name, err)
 	}
 	fs, err := t.Fields(&h, raw)
 	if err != nil {
-		return nil, fmt.Errorf("decode object %s: %w", h.Name, err)
+		return nil, tm, fmt.Errorf("decode object %s: %w", h.Name, err)
 	}
 	return &Object{
 		Namespace: h.Namespace,
@@ -69,7 +84,7 @@ func newListItem(t kinds.Table, raw []byte, apiVersion, kind string) (*Object, e
 		Labels:    labels.Set(h.Labels),
 		Fields:    fs,
 		enc:       new(encodings),
-	}, nil
+	}, tm, nil
 }
 
 // withTypeMeta returns a copy of the JSON object raw, which has a

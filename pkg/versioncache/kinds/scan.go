@@ -388,3 +388,51 @@ func (s *scanner) digits() int {
 	}
 	return n
 }
+
+// bracket marks the bytes skimBrackets stops at.
+var bracket [256]bool
+
+func init() {
+	for _, c := range []byte(`"{}[]`) {
+		bracket[c] = true
+	}
+}
+
+// skim skips the object or array at i by matching brackets outside
+// strings, without validating: the caller validates the bytes skimmed
+// (whose end is the value's end whenever they are valid JSON) later.
+func (s *scanner) skim() error {
+	b, depth := s.b, 0
+	for s.i < len(b) {
+		for s.i < len(b) && !bracket[b[s.i]] {
+			s.i++
+		}
+		if s.i >= len(b) {
+			break
+		}
+		switch b[s.i] {
+		case '"':
+			s.i++
+			for s.i < len(b) && b[s.i] != '"' {
+				for s.i < len(b) && strPlain[b[s.i]] {
+					s.i++
+				}
+				if s.i < len(b) && b[s.i] == '\\' {
+					s.i += 2
+				} else if s.i < len(b) && b[s.i] != '"' {
+					s.i++ // a control character, found invalid later
+				}
+			}
+		case '{', '[':
+			depth++
+		default:
+			depth--
+		}
+		s.i++
+		if depth == 0 {
+			return nil
+		}
+	}
+	s.i = len(b)
+	return s.syntaxErr("")
+}
