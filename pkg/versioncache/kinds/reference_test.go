@@ -31,7 +31,7 @@ type refPodDoc struct {
 
 type refPodStatus struct {
 	Phase             string     `json:"phase"`
-	PodIP             string     `json:"refPodIP"`
+	PodIP             string     `json:"podIP"`
 	PodIPs            []refPodIP `json:"podIPs"`
 	NominatedNodeName string     `json:"nominatedNodeName"`
 }
@@ -42,7 +42,7 @@ type refPodIP struct {
 
 // refPodFields mirrors pkg/registry/core/pod/strategy.go ToSelectableFields:
 // the deprecated spec.serviceAccount fills an empty spec.serviceAccountName,
-// and status.refPodIP wins over status.podIPs[0] (Convert_v1_PodStatus_To_core_PodStatus).
+// and status.podIP wins over status.podIPs[0] (Convert_v1_PodStatus_To_core_PodStatus).
 // status.podIPs is a valid label but, as in kube, never set.
 func refPodFields(raw []byte, fs fields.Set) error {
 	var p refPodDoc
@@ -63,7 +63,7 @@ func refPodFields(raw []byte, fs fields.Set) error {
 	fs["spec.serviceAccountName"] = sa
 	fs["spec.hostNetwork"] = strconv.FormatBool(p.Spec.HostNetwork)
 	fs["status.phase"] = p.Status.Phase
-	fs["status.refPodIP"] = ip
+	fs["status.podIP"] = ip
 	fs["status.nominatedNodeName"] = p.Status.NominatedNodeName
 	return nil
 }
