@@ -146,8 +146,8 @@ func newRawNegotiator() rawNegotiator {
 		Serializer:       rawSerializer{status: meta},
 		StreamSerializer: &runtime.StreamSerializerInfo{
 			EncodesAsText: true,
-			Serializer:    meta,
-			Framer:        json.Framer,
+			Serializer:    watchEventSerializer{meta},
+			Framer:        watchFramer{},
 		},
 	}}}
 }

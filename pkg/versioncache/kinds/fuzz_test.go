@@ -3,6 +3,7 @@ package kinds
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"reflect"
 	"testing"
 
@@ -167,5 +168,33 @@ func FuzzSplitList(f *testing.F) {
 			}
 		}
 		t.Fatalf("split a body kube's decoder refuses (%v) into valid items", refErr)
+	})
+}
+
+// FuzzFrameScanner checks that a frame found in pieces is the frame found
+// at once, and that a valid object followed by anything is found whole.
+func FuzzFrameScanner(f *testing.F) {
+	f.Add([]byte(" {\"a\":\"}\\\"{\",\"b\":[{}]}\n{}"), uint16(5))
+	f.Add([]byte(`{"type":"ADDED","object":{"k":"\\"}}`), uint16(30))
+	f.Add([]byte(`[1]`), uint16(1))
+	f.Fuzz(func(t *testing.T, b []byte, cut uint16) {
+		var whole FrameScanner
+		n, err := whole.Len(b)
+		var pieces FrameScanner
+		k := int(cut) % (len(b) + 1)
+		pn, perr := pieces.Len(b[:k])
+		if perr != nil && errors.Is(perr, ErrIncomplete) {
+			pn, perr = pieces.Len(b)
+		}
+		if pn != n || (perr == nil) != (err == nil) {
+			t.Fatalf("got %d, %v in pieces, want %d, %v", pn, perr, n, err)
+		}
+		var v json.RawMessage
+		dec := json.NewDecoder(bytes.NewReader(b))
+		if dec.Decode(&v) == nil && len(v) > 0 && v[0] == '{' {
+			if end := int(dec.InputOffset()); err != nil || n != end {
+				t.Fatalf("got %d, %v, want the object's end %d", n, err, end)
+			}
+		}
 	})
 }

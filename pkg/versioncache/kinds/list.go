@@ -69,15 +69,34 @@ func listString(s *scanner, name string, dst *string) error {
 	}
 }
 
+// validate checks that skimmed values are valid JSON, as those of an items
+// array that a later one replaces are read by no one else.
+func validate(items [][]byte) error {
+	for _, it := range items {
+		s := scanner{b: it}
+		if err := s.skip(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // listItems splits the items array; a repeated one replaces the earlier.
 func listItems(s *scanner, l *List) error {
 	switch c := s.ws(); c {
 	case 'n':
+		err := validate(l.Items)
 		l.Items = nil
+		if err != nil {
+			return err
+		}
 		return s.lit("null")
 	case '[':
 	default:
 		return fmt.Errorf("cannot unmarshal %s into list field items of type array", jsonType(c))
+	}
+	if err := validate(l.Items); err != nil {
+		return err
 	}
 	l.Items = nil
 	return s.array(func(s *scanner, _ int) error {

@@ -41,7 +41,8 @@ func (s *scanner) syntaxErr(what string) error {
 	return fmt.Errorf("invalid character %q %s at offset %d", s.b[s.i], what, s.i)
 }
 
-// ws skips whitespace and returns the next byte, 0 at the end.
+// ws skips whitespace and returns the next byte, 0 at the end (a 0
+// byte, never valid there, is told apart by i < len(b)).
 func (s *scanner) ws() byte {
 	for s.i < len(s.b) {
 		switch c := s.b[s.i]; c {
@@ -56,7 +57,7 @@ func (s *scanner) ws() byte {
 
 // end checks that only whitespace follows the top-level value.
 func (s *scanner) end() error {
-	if s.ws() != 0 {
+	if s.ws(); s.i < len(s.b) {
 		return s.syntaxErr("after top-level value")
 	}
 	return nil
@@ -402,34 +403,37 @@ func init() {
 // strings, without validating: the caller validates the bytes skimmed
 // (whose end is the value's end whenever they are valid JSON) later.
 func (s *scanner) skim() error {
-	b, depth := s.b, 0
-	for s.i < len(b) {
-		for s.i < len(b) && !bracket[b[s.i]] {
-			s.i++
+	b, i, depth := s.b, s.i, 0
+	for i < len(b) {
+		for i < len(b) && !bracket[b[i]] {
+			i++
 		}
-		if s.i >= len(b) {
+		if i >= len(b) {
 			break
 		}
-		switch b[s.i] {
+		switch b[i] {
 		case '"':
-			s.i++
-			for s.i < len(b) && b[s.i] != '"' {
-				for s.i < len(b) && strPlain[b[s.i]] {
-					s.i++
+			i++
+			for i < len(b) {
+				for i < len(b) && strPlain[b[i]] {
+					i++
 				}
-				if s.i < len(b) && b[s.i] == '\\' {
-					s.i += 2
-				} else if s.i < len(b) && b[s.i] != '"' {
-					s.i++ // a control character, found invalid later
+				if i >= len(b) || b[i] == '"' {
+					break
 				}
+				if b[i] == '\\' {
+					i++ // the escaped byte, found invalid later if it is
+				}
+				i++ // or a control character, found invalid later
 			}
 		case '{', '[':
 			depth++
 		default:
 			depth--
 		}
-		s.i++
+		i++
 		if depth == 0 {
+			s.i = i
 			return nil
 		}
 	}
