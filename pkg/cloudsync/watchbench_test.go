@@ -63,5 +63,3 @@ func BenchmarkWatchDecode(b *testing.B) {
 		}
 	}
 }
-
-
