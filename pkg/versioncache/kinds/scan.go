@@ -246,6 +246,9 @@ func (s *scanner) str() (start int, plain bool, err error) {
 	b := s.b
 	for {
 		i := s.i
+		for i+4 <= len(b) && strASCII[b[i]] && strASCII[b[i+1]] && strASCII[b[i+2]] && strASCII[b[i+3]] {
+			i += 4 // unrolled: most bytes of an object are in strings
+		}
 		for i < len(b) && strASCII[b[i]] {
 			i++
 		}
@@ -415,6 +418,9 @@ func (s *scanner) skim() error {
 		case '"':
 			i++
 			for i < len(b) {
+				for i+4 <= len(b) && strPlain[b[i]] && strPlain[b[i+1]] && strPlain[b[i+2]] && strPlain[b[i+3]] {
+					i += 4
+				}
 				for i < len(b) && strPlain[b[i]] {
 					i++
 				}
