@@ -10,4 +10,12 @@
 // the same table, so the two cannot disagree. Adding a kind is one entry
 // in Builtin. A kind without an entry gets kube's default: metadata.name
 // and metadata.namespace only.
+//
+// The package also reads objects' JSON in one walk (ScanObject): it
+// validates the object as encoding/json would and decodes, on the way,
+// the header every object carries and the fields its kind's Reader names,
+// with kube's decoding rules (case-sensitive keys, the last of repeated
+// keys winning, objects merging), so that no byte is scanned twice.
+// SplitList, SplitWatchEvent and FrameScanner cut LIST pages and watch
+// streams into objects without decoding them, for that walk to read.
 package kinds

@@ -7,6 +7,7 @@ import (
 	"reflect"
 	"testing"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	utiljson "k8s.io/apimachinery/pkg/util/json"
 )
@@ -195,6 +196,30 @@ func FuzzFrameScanner(f *testing.F) {
 			if end := int(dec.InputOffset()); err != nil || n != end {
 				t.Fatalf("got %d, %v, want the object's end %d", n, err, end)
 			}
+		}
+	})
+}
+
+// FuzzSplitWatchEvent checks the envelope split against kube's decoder:
+// the same type and object bytes for an event it decodes; for one it
+// refuses, a refusal or an object that is not valid JSON.
+func FuzzSplitWatchEvent(f *testing.F) {
+	f.Add([]byte(`{"type":"ADDED","object":{"kind":"Pod","apiVersion":"v1","metadata":{"name":"a"}}}`))
+	f.Add([]byte(`{"type":"ERROR","object":{"kind":"Status"},"object":null,"type":"X"}`))
+	f.Add([]byte(`{"object":{"a":}},"object":{}}`))
+	f.Add([]byte(`{"type":1,"object":[1]}`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		typ, obj, err := SplitWatchEvent(b)
+		var ref metav1.WatchEvent
+		refErr := utiljson.Unmarshal(b, &ref)
+		if refErr == nil {
+			if err != nil || typ != ref.Type || !bytes.Equal(obj, ref.Object.Raw) {
+				t.Fatalf("got %q %q %v, want %q %q", typ, obj, err, ref.Type, ref.Object.Raw)
+			}
+			return
+		}
+		if err == nil && (obj == nil || json.Valid(obj)) {
+			t.Fatalf("split an event kube's decoder refuses (%v): %q %q", refErr, typ, obj)
 		}
 	})
 }

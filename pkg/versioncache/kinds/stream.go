@@ -83,24 +83,7 @@ func SplitWatchEvent(b []byte) (typ string, object []byte, err error) {
 		case keyIs(key, "type"):
 			return listString(s, "type", &typ)
 		case keyIs(key, "object"):
-			if object != nil {
-				if err := validate([][]byte{object}); err != nil {
-					return err // replaced, so read by no one else
-				}
-			}
-			c := s.ws()
-			start := s.i
-			switch c {
-			case '{', '[':
-				err := s.skim()
-				object = s.b[start:s.i]
-				return err
-			case 'n':
-				return s.lit("null") // leaves the object as it was
-			}
-			err := s.skip()
-			object = s.b[start:s.i]
-			return err
+			return eventObject(s, &object)
 		}
 		return s.skip()
 	})
@@ -108,4 +91,82 @@ func SplitWatchEvent(b []byte) (typ string, object []byte, err error) {
 		return "", nil, err
 	}
 	return typ, object, s.end()
+}
+
+// eventObject reads a watch event's object member into object: skimmed,
+// or left as it was by a null. An object it replaces is validated, as no
+// one else will read it.
+func eventObject(s *scanner, object *[]byte) error {
+	if *object != nil {
+		if err := validate([][]byte{*object}); err != nil {
+			return err
+		}
+	}
+	c := s.ws()
+	start := s.i
+	switch c {
+	case '{', '[':
+		err := s.skim()
+		*object = s.b[start:s.i]
+		return err
+	case 'n':
+		return s.lit("null")
+	}
+	err := s.skip()
+	*object = s.b[start:s.i]
+	return err
+}
+
+// bracket marks the bytes skim stops at outside strings.
+var bracket [256]bool
+
+func init() {
+	for _, c := range []byte(`"{}[]`) {
+		bracket[c] = true
+	}
+}
+
+// skim skips the object or array at i by matching brackets outside
+// strings, without validating: the caller validates the bytes skimmed
+// (whose end is the value's end whenever they are valid JSON) later.
+func (s *scanner) skim() error {
+	b, i, depth := s.b, s.i, 0
+	for i < len(b) {
+		for i < len(b) && !bracket[b[i]] {
+			i++
+		}
+		if i >= len(b) {
+			break
+		}
+		switch b[i] {
+		case '"':
+			i++
+			for i < len(b) {
+				for i+4 <= len(b) && strPlain[b[i]] && strPlain[b[i+1]] && strPlain[b[i+2]] && strPlain[b[i+3]] {
+					i += 4
+				}
+				for i < len(b) && strPlain[b[i]] {
+					i++
+				}
+				if i >= len(b) || b[i] == '"' {
+					break
+				}
+				if b[i] == '\\' {
+					i++ // the escaped byte, found invalid later if it is
+				}
+				i++ // or a control character, found invalid later
+			}
+		case '{', '[':
+			depth++
+		default:
+			depth--
+		}
+		i++
+		if depth == 0 {
+			s.i = i
+			return nil
+		}
+	}
+	s.i = len(b)
+	return s.syntaxErr("")
 }
