@@ -36,13 +36,19 @@ func toObject(obj runtime.Object) (*versioncache.Object, error) {
 }
 
 // rawToObject is toObject of a *rawObject: a watched object was decoded
-// on arrival; a listed one is read now, and its bytes copied out of the
-// page unless reading them made a copy already.
+// on arrival, a listed one read with its page; its bytes are copied out
+// of the page unless making it made a copy already.
 func rawToObject(r *rawObject) (*versioncache.Object, error) {
 	if r.obj != nil || r.err != nil {
 		return r.obj, r.err
 	}
-	o, err := versioncache.NewListItem(r.Raw, r.APIVersion, r.Kind)
+	var o *versioncache.Object
+	var err error
+	if r.scan != nil {
+		o, err = versioncache.NewScannedListItem(r.Raw, r.scan, r.APIVersion, r.Kind)
+	} else {
+		o, err = versioncache.NewListItem(r.Raw, r.APIVersion, r.Kind)
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strings"
 
 	"github.com/apiserver-lite/apiserver-lite/pkg/versioncache"
 	"github.com/apiserver-lite/apiserver-lite/pkg/versioncache/kinds"
@@ -17,7 +16,8 @@ import (
 )
 
 // rawObject is one cloud object as the cloud encoded it in JSON. An item
-// of a LIST page is not yet decoded: toObject reads it in one walk.
+// of a LIST page was read with the page (scan), and toObject makes it a
+// stored object without reading it again.
 // APIVersion and Kind are the enclosing list's, for items that leave out
 // their own (as kube-apiserver's lists of built-in kinds do); "" otherwise.
 // A watched object was decoded when it arrived: obj is its stored form,
@@ -27,8 +27,9 @@ type rawObject struct {
 	APIVersion string
 	Kind       string
 
-	obj *versioncache.Object
-	err error
+	scan *kinds.Scan
+	obj  *versioncache.Object
+	err  error
 }
 
 func (o *rawObject) GetObjectKind() schema.ObjectKind { return schema.EmptyObjectKind }
@@ -56,15 +57,12 @@ func (l *rawList) DeepCopyObject() runtime.Object {
 	return c
 }
 
-// listSuffix ends the kind of a list of objects of another kind.
-const listSuffix = "List"
-
 // decodeList splits a JSON LIST response into its metadata and items in
-// one walk, keeping each item's bytes as they came: they are slices of
-// body, validated and read when toObject turns them into stored objects,
-// which copies them, so body can be dropped afterwards.
+// one walk that also reads each item (kinds.Table.ReadList), keeping each
+// item's bytes as they came: they are slices of body, which toObject
+// copies, so body can be dropped afterwards.
 func decodeList(body []byte) (*rawList, error) {
-	l, err := kinds.SplitList(body)
+	l, err := kinds.Builtin.ReadList(body)
 	if err != nil {
 		return nil, fmt.Errorf("decode list: %w", err)
 	}
@@ -74,11 +72,11 @@ func decodeList(body []byte) (*rawList, error) {
 			return nil, fmt.Errorf("decode list metadata: %w", err)
 		}
 	}
-	kind, _ := strings.CutSuffix(l.Kind, listSuffix)
+	kind := kinds.ItemKind(l.Kind)
 	out := &rawList{ListMeta: lm, Items: make([]runtime.Object, len(l.Items))}
 	items := make([]rawObject, len(l.Items))
 	for i, it := range l.Items {
-		items[i] = rawObject{Raw: it, APIVersion: l.APIVersion, Kind: kind}
+		items[i] = rawObject{Raw: it, APIVersion: l.APIVersion, Kind: kind, scan: &l.Scans[i]}
 		out.Items[i] = &items[i]
 	}
 	return out, nil

@@ -60,21 +60,37 @@ func newTypedObject(t kinds.Table, raw []byte, apiVersion, kind string) (*Object
 	if err != nil {
 		return nil, tm, fmt.Errorf("decode object: %w", err)
 	}
+	o, err := build(t, raw, &h, apiVersion, kind)
+	return o, tm, err
+}
+
+// NewScannedListItem is NewListItem of an item kinds.Builtin.ReadList has
+// read: raw is one of its Items, h the matching Scan, apiVersion the
+// list's and kind its ItemKind. raw is not read again.
+func NewScannedListItem(raw []byte, h *kinds.Scan, apiVersion, kind string) (*Object, error) {
+	if err := h.Err(); err != nil {
+		return nil, fmt.Errorf("decode object: %w", err)
+	}
+	return build(kinds.Builtin, raw, h, apiVersion, kind)
+}
+
+// build makes the Object of raw, which t read into h.
+func build(t kinds.Table, raw []byte, h *kinds.Scan, apiVersion, kind string) (*Object, error) {
 	if !h.Metadata || h.Name == "" {
-		return nil, tm, errors.New("decode object: missing metadata.name")
+		return nil, errors.New("decode object: missing metadata.name")
 	}
 	if (h.APIVersion == "" && apiVersion != "") || (h.Kind == "" && kind != "") {
-		raw = withTypeMeta(raw, &h, apiVersion, kind)
+		raw = withTypeMeta(raw, h, apiVersion, kind)
 	} else {
-		raw = typeMetaFirst(raw, &h)
+		raw = typeMetaFirst(raw, h)
 	}
 	rv, err := parseRV(h.ResourceVersion)
 	if err != nil {
-		return nil, tm, fmt.Errorf("decode object %s: %w", h.Name, err)
+		return nil, fmt.Errorf("decode object %s: %w", h.Name, err)
 	}
-	fs, err := t.Fields(&h, raw)
+	fs, err := t.Fields(h, raw)
 	if err != nil {
-		return nil, tm, fmt.Errorf("decode object %s: %w", h.Name, err)
+		return nil, fmt.Errorf("decode object %s: %w", h.Name, err)
 	}
 	return &Object{
 		Namespace: h.Namespace,
@@ -84,7 +100,7 @@ func newTypedObject(t kinds.Table, raw []byte, apiVersion, kind string) (*Object
 		Labels:    labels.Set(h.Labels),
 		Fields:    fs,
 		enc:       new(encodings),
-	}, tm, nil
+	}, nil
 }
 
 // withTypeMeta returns a copy of the JSON object raw, which has a

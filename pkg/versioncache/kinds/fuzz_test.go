@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"reflect"
 	"testing"
 
@@ -146,6 +147,7 @@ func FuzzSplitList(f *testing.F) {
 			Items      []json.RawMessage `json:"items"`
 		}
 		refErr := utiljson.Unmarshal(body, &ref)
+		checkReadList(t, body, refErr)
 		if refErr == nil {
 			if err != nil {
 				t.Fatalf("got error %v, kube's decoder none", err)
@@ -222,4 +224,33 @@ func FuzzSplitWatchEvent(f *testing.F) {
 			t.Fatalf("split an event kube's decoder refuses (%v): %q %q", refErr, typ, obj)
 		}
 	})
+}
+
+// checkReadList checks that ReadList refuses what kube's decoder refuses
+// (refErr), and reads each item as ScanObject does on its own.
+func checkReadList(t *testing.T, body []byte, refErr error) {
+	t.Helper()
+	l, err := Builtin.ReadList(body)
+	if (err == nil) != (refErr == nil) {
+		t.Fatalf("ReadList: got error %v, kube's decoder %v", err, refErr)
+	}
+	if err != nil {
+		return
+	}
+	if len(l.Scans) != len(l.Items) {
+		t.Fatalf("got %d scans of %d items", len(l.Scans), len(l.Items))
+	}
+	for i, it := range l.Items {
+		want, wantErr := Builtin.ScanObject(it, l.APIVersion, ItemKind(l.Kind))
+		got := l.Scans[i]
+		if (got.Err() == nil) != (wantErr == nil) {
+			t.Fatalf("item %q: got error %v, want %v", it, got.Err(), wantErr)
+		}
+		gf, gerr := Builtin.Fields(&got, it)
+		wf, werr := Builtin.Fields(&want, it)
+		if fmt.Sprint(got.APIVersion, got.Kind, got.Metadata, got.Namespace, got.Name, got.ResourceVersion, got.Labels, gf, gerr) !=
+			fmt.Sprint(want.APIVersion, want.Kind, want.Metadata, want.Namespace, want.Name, want.ResourceVersion, want.Labels, wf, werr) {
+			t.Fatalf("item %q: got %+v, want %+v", it, got, want)
+		}
+	}
 }

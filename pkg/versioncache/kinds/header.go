@@ -24,10 +24,14 @@ type Scan struct {
 	Namespace, Name, ResourceVersion string
 	Labels                           map[string]string
 
-	gk       schema.GroupKind // of the fields read
-	vals     Values
-	fieldErr error // the first field of the wrong type the kind reads
+	gk        schema.GroupKind // of the fields read
+	vals      Values
+	fieldErr  error // the first field of the wrong type the kind reads
+	headerErr error // the first header value of the wrong type
 }
+
+// Err is the first header value of the wrong type, nil if none.
+func (sc *Scan) Err() error { return sc.headerErr }
 
 // span is one top-level member other than the header's, kept so that its
 // fields can be read again if the kind turns out to differ.
@@ -55,35 +59,41 @@ func (t Table) ScanObject(raw []byte, apiVersion, kind string) (Scan, error) {
 // scan is ScanObject returning a header value of the wrong type apart;
 // forced, if not nil, is the kind the fields are read as.
 func (t Table) scan(raw []byte, apiVersion, kind string, forced *schema.GroupKind) (sc Scan, headerErr, err error) {
-	r := reader{scanner: scanner{b: raw}, v: &sc.vals}
+	s := scanner{b: raw}
+	if sc, err = t.scanValue(&s, apiVersion, kind, forced); err != nil {
+		return sc, nil, err
+	}
+	if err := s.end(); err != nil {
+		return sc, nil, err
+	}
+	return sc, sc.headerErr, nil
+}
+
+// scanValue is scan of the value at s.i, which it leaves after it; the
+// Scan holds a header value of the wrong type.
+func (t Table) scanValue(s *scanner, apiVersion, kind string, forced *schema.GroupKind) (Scan, error) {
+	var sc Scan
+	r := reader{scanner: *s, v: &sc.vals}
+	defer func() { *s = r.scanner }()
 	switch c := r.ws(); c {
 	case 'n':
-		if err := r.lit("null"); err != nil {
-			return sc, nil, err
-		}
-		return sc, nil, r.end()
+		return sc, r.lit("null")
 	case '{':
-	case 0:
-		return sc, nil, r.syntaxErr("")
 	default:
 		if err := r.skip(); err != nil {
-			return sc, nil, err
+			return sc, err
 		}
-		if err := r.end(); err != nil {
-			return sc, nil, err
-		}
-		return sc, fmt.Errorf("cannot unmarshal %s into an object", jsonType(c)), nil
+		sc.headerErr = fmt.Errorf("cannot unmarshal %s into an object", jsonType(c))
+		return sc, nil
 	}
 	w := walk{t: t, sc: &sc, r: &r, apiVersion: apiVersion, kind: kind, forced: forced}
 	w.spans = w.buf[:0]
 	if err := r.object(w.member); err != nil {
-		return sc, nil, err
-	}
-	if err := r.end(); err != nil {
-		return sc, nil, err
+		return sc, err
 	}
 	w.finish()
-	return sc, w.headerErr, nil
+	sc.headerErr = w.headerErr
+	return sc, nil
 }
 
 // walk is the state of one ScanObject.

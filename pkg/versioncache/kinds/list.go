@@ -1,6 +1,9 @@
 package kinds
 
-import "fmt"
+import (
+	"fmt"
+	"strings"
+)
 
 // List is a JSON LIST response split into its parts without decoding its
 // items.
@@ -12,6 +15,25 @@ type List struct {
 	Metadata [][]byte
 	// Items are the bytes of each item, slices of the body.
 	Items [][]byte
+	// Scans are what ReadList read of each item, by index; nil from
+	// SplitList.
+	Scans []Scan
+}
+
+// listSplit is the state of one SplitList or ReadList.
+type listSplit struct {
+	l List
+	// read is the table ReadList reads items with; nil for SplitList.
+	read Table
+	// readAs is the apiVersion and item kind the items were read as.
+	readAs [2]string
+}
+
+// ItemKind is the kind of the items of a list of kind kind: kube names
+// its lists after their items with "List" appended.
+func ItemKind(kind string) string {
+	k, _ := strings.CutSuffix(kind, "List")
+	return k
 }
 
 // SplitList splits body, a JSON LIST response, in one walk. Everything
@@ -19,20 +41,47 @@ type List struct {
 // one walk that reads each (ScanObject) validates them. A null body is an
 // empty list, as decoding would make it.
 func SplitList(body []byte) (List, error) {
-	var l List
+	var ls listSplit
+	err := ls.split(body)
+	return ls.l, err
+}
+
+// ReadList is SplitList that also reads each item in the same walk, as
+// ScanObject would with the list's apiVersion and item kind standing in
+// for the item's own, into Scans: each item byte is looked at once. An
+// item's header value of the wrong type is its Scan's Err; a syntax error
+// anywhere is returned.
+func (t Table) ReadList(body []byte) (List, error) {
+	ls := listSplit{read: t}
+	if err := ls.split(body); err != nil {
+		return ls.l, err
+	}
+	l := &ls.l
+	if final := [2]string{l.APIVersion, ItemKind(l.Kind)}; len(l.Items) > 0 && final != ls.readAs {
+		// The list's apiVersion or kind came after its items.
+		for i, it := range l.Items {
+			l.Scans[i], _, _ = t.scan(it, final[0], final[1], nil) // valid: read once already
+		}
+	}
+	return ls.l, nil
+}
+
+// split walks body.
+func (ls *listSplit) split(body []byte) error {
 	s := scanner{b: body}
 	switch c := s.ws(); c {
 	case 'n':
 		if err := s.lit("null"); err != nil {
-			return l, err
+			return err
 		}
-		return l, s.end()
+		return s.end()
 	case '{':
 	case 0:
-		return l, s.syntaxErr("")
+		return s.syntaxErr("")
 	default:
-		return l, fmt.Errorf("cannot unmarshal %s into a list", jsonType(c))
+		return fmt.Errorf("cannot unmarshal %s into a list", jsonType(c))
 	}
+	l := &ls.l
 	err := s.object(func(s *scanner, key []byte) error {
 		switch {
 		case keyIs(key, "apiVersion"):
@@ -45,14 +94,14 @@ func SplitList(body []byte) (List, error) {
 			l.Metadata = append(l.Metadata, s.b[start:s.i])
 			return err
 		case keyIs(key, "items"):
-			return listItems(s, &l)
+			return ls.items(s)
 		}
 		return s.skip()
 	})
 	if err != nil {
-		return l, err
+		return err
 	}
-	return l, s.end()
+	return s.end()
 }
 
 // listString decodes a string member of the list into dst.
@@ -81,12 +130,12 @@ func validate(items [][]byte) error {
 	return nil
 }
 
-// listItems splits the items array; a repeated one replaces the earlier.
-func listItems(s *scanner, l *List) error {
+// items splits the items array; a repeated one replaces the earlier.
+func (ls *listSplit) items(s *scanner) error {
+	l := &ls.l
 	switch c := s.ws(); c {
 	case 'n':
-		err := validate(l.Items)
-		l.Items = nil
+		err := ls.dropItems()
 		if err != nil {
 			return err
 		}
@@ -95,20 +144,36 @@ func listItems(s *scanner, l *List) error {
 	default:
 		return fmt.Errorf("cannot unmarshal %s into list field items of type array", jsonType(c))
 	}
-	if err := validate(l.Items); err != nil {
+	if err := ls.dropItems(); err != nil {
 		return err
 	}
-	l.Items = nil
+	ls.readAs = [2]string{l.APIVersion, ItemKind(l.Kind)}
 	return s.array(func(s *scanner, _ int) error {
-		start := s.ws()
+		c := s.ws()
 		begin := s.i
 		var err error
-		if start == '{' || start == '[' {
+		switch {
+		case ls.read != nil:
+			var sc Scan
+			sc, err = ls.read.scanValue(s, ls.readAs[0], ls.readAs[1], nil)
+			l.Scans = append(l.Scans, sc)
+		case c == '{' || c == '[':
 			err = s.skim()
-		} else {
+		default:
 			err = s.skip()
 		}
 		l.Items = append(l.Items, s.b[begin:s.i])
 		return err
 	})
+}
+
+// dropItems forgets the items of an items array a later one replaces,
+// first validating them if they were only skimmed, as no one else will.
+func (ls *listSplit) dropItems() error {
+	var err error
+	if ls.read == nil {
+		err = validate(ls.l.Items)
+	}
+	ls.l.Items, ls.l.Scans = nil, nil
+	return err
 }
