@@ -16,6 +16,7 @@
 // the header every object carries and the fields its kind's Reader names,
 // with kube's decoding rules (case-sensitive keys, the last of repeated
 // keys winning, objects merging), so that no byte is scanned twice.
-// SplitList, SplitWatchEvent and FrameScanner cut LIST pages and watch
-// streams into objects without decoding them, for that walk to read.
+// ReadList does the same for each item of a LIST page in the walk that
+// splits the page; FrameScanner and SplitWatchEvent cut watch streams
+// into objects by matching brackets, for that walk to read.
 package kinds

@@ -5,8 +5,7 @@ import (
 	"strings"
 )
 
-// List is a JSON LIST response split into its parts without decoding its
-// items.
+// List is a JSON LIST response split into its parts.
 type List struct {
 	// APIVersion and Kind are the list's.
 	APIVersion, Kind string
@@ -15,15 +14,14 @@ type List struct {
 	Metadata [][]byte
 	// Items are the bytes of each item, slices of the body.
 	Items [][]byte
-	// Scans are what ReadList read of each item, by index; nil from
-	// SplitList.
+	// Scans are what ReadList read of each item, by index.
 	Scans []Scan
 }
 
-// listSplit is the state of one SplitList or ReadList.
+// listSplit is the state of one ReadList.
 type listSplit struct {
 	l List
-	// read is the table ReadList reads items with; nil for SplitList.
+	// read is the table items are read with.
 	read Table
 	// readAs is the apiVersion and item kind the items were read as.
 	readAs [2]string
@@ -36,21 +34,12 @@ func ItemKind(kind string) string {
 	return k
 }
 
-// SplitList splits body, a JSON LIST response, in one walk. Everything
-// but the items is validated; an item's bytes are only skimmed, as the
-// one walk that reads each (ScanObject) validates them. A null body is an
-// empty list, as decoding would make it.
-func SplitList(body []byte) (List, error) {
-	var ls listSplit
-	err := ls.split(body)
-	return ls.l, err
-}
-
-// ReadList is SplitList that also reads each item in the same walk, as
-// ScanObject would with the list's apiVersion and item kind standing in
-// for the item's own, into Scans: each item byte is looked at once. An
-// item's header value of the wrong type is its Scan's Err; a syntax error
-// anywhere is returned.
+// ReadList splits body, a JSON LIST response, in one walk that validates
+// it and reads each item, as ScanObject would with the list's apiVersion
+// and item kind standing in for the item's own, into Scans: each byte is
+// looked at once. An item's header value of the wrong type is its Scan's
+// Err; a syntax error anywhere is returned. A null body is an empty list,
+// as decoding would make it.
 func (t Table) ReadList(body []byte) (List, error) {
 	ls := listSplit{read: t}
 	if err := ls.split(body); err != nil {
@@ -118,62 +107,25 @@ func listString(s *scanner, name string, dst *string) error {
 	}
 }
 
-// validate checks that skimmed values are valid JSON, as those of an items
-// array that a later one replaces are read by no one else.
-func validate(items [][]byte) error {
-	for _, it := range items {
-		s := scanner{b: it}
-		if err := s.skip(); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
 // items splits the items array; a repeated one replaces the earlier.
 func (ls *listSplit) items(s *scanner) error {
 	l := &ls.l
 	switch c := s.ws(); c {
 	case 'n':
-		err := ls.dropItems()
-		if err != nil {
-			return err
-		}
+		l.Items, l.Scans = nil, nil
 		return s.lit("null")
 	case '[':
 	default:
 		return fmt.Errorf("cannot unmarshal %s into list field items of type array", jsonType(c))
 	}
-	if err := ls.dropItems(); err != nil {
-		return err
-	}
+	l.Items, l.Scans = nil, nil // read, so valid
 	ls.readAs = [2]string{l.APIVersion, ItemKind(l.Kind)}
 	return s.array(func(s *scanner, _ int) error {
-		c := s.ws()
+		s.ws()
 		begin := s.i
-		var err error
-		switch {
-		case ls.read != nil:
-			var sc Scan
-			sc, err = ls.read.scanValue(s, ls.readAs[0], ls.readAs[1], nil)
-			l.Scans = append(l.Scans, sc)
-		case c == '{' || c == '[':
-			err = s.skim()
-		default:
-			err = s.skip()
-		}
+		sc, err := ls.read.scanValue(s, ls.readAs[0], ls.readAs[1], nil)
 		l.Items = append(l.Items, s.b[begin:s.i])
+		l.Scans = append(l.Scans, sc)
 		return err
 	})
-}
-
-// dropItems forgets the items of an items array a later one replaces,
-// first validating them if they were only skimmed, as no one else will.
-func (ls *listSplit) dropItems() error {
-	var err error
-	if ls.read == nil {
-		err = validate(ls.l.Items)
-	}
-	ls.l.Items, ls.l.Scans = nil, nil
-	return err
 }

@@ -93,6 +93,17 @@ func SplitWatchEvent(b []byte) (typ string, object []byte, err error) {
 	return typ, object, s.end()
 }
 
+// validate checks that skimmed values are valid JSON.
+func validate(items [][]byte) error {
+	for _, it := range items {
+		s := scanner{b: it}
+		if err := s.skip(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // eventObject reads a watch event's object member into object: skimmed,
 // or left as it was by a null. An object it replaces is validated, as no
 // one else will read it.
