@@ -127,6 +127,9 @@ func (w *walk) groupKind() schema.GroupKind {
 	return GroupKind(av, k)
 }
 
+// member reads one top-level member: a header one, or one the kind's
+// Reader names (as the kind known so far), or skips it; all but the
+// header's are noted as spans.
 func (w *walk) member(s *scanner, key []byte) error {
 	switch {
 	case keyIs(key, "apiVersion"):
@@ -193,7 +196,7 @@ func (w *walk) finish() {
 	sc.fieldErr = r.err
 }
 
-// headerErrorf records the first header value of the wrong type.
+// mismatch records the first header value of the wrong type and skips it.
 func (w *walk) mismatch(name, want string) error {
 	if w.r.i < len(w.r.b) && w.headerErr == nil {
 		w.headerErr = fmt.Errorf("cannot unmarshal %s into field %s of type %s", jsonType(w.r.b[w.r.i]), name, want)
