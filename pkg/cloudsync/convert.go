@@ -1,6 +1,7 @@
 package cloudsync
 
 import (
+	"bytes"
 	"fmt"
 	"strconv"
 
@@ -17,7 +18,7 @@ import (
 // once; an *unstructured.Unstructured is encoded as JSON once.
 func toObject(obj runtime.Object) (*versioncache.Object, error) {
 	if r, ok := obj.(*rawObject); ok {
-		return versioncache.NewListItem(r.Raw, r.APIVersion, r.Kind)
+		return rawToObject(r)
 	}
 	u, ok := obj.(*unstructured.Unstructured)
 	if !ok {
@@ -30,6 +31,29 @@ func toObject(obj runtime.Object) (*versioncache.Object, error) {
 	o, err := versioncache.NewObject(raw)
 	if err != nil {
 		return nil, fmt.Errorf("decode %s/%s: %w", u.GetNamespace(), u.GetName(), err)
+	}
+	return o, nil
+}
+
+// rawToObject is toObject of a *rawObject: a watched object was decoded
+// on arrival, a listed one read with its page; its bytes are copied out
+// of the page unless making it made a copy already.
+func rawToObject(r *rawObject) (*versioncache.Object, error) {
+	if r.obj != nil || r.err != nil {
+		return r.obj, r.err
+	}
+	var o *versioncache.Object
+	var err error
+	if r.scan != nil {
+		o, err = versioncache.NewScannedListItem(r.Raw, r.scan, r.APIVersion, r.Kind)
+	} else {
+		o, err = versioncache.NewListItem(r.Raw, r.APIVersion, r.Kind)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if sameStart(o.Raw, r.Raw) {
+		o.Raw = bytes.Clone(o.Raw)
 	}
 	return o, nil
 }

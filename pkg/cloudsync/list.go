@@ -78,19 +78,24 @@ func (s *Syncer) relist(ctx context.Context) error {
 	return nil
 }
 
-// list reads every object from the cloud in pages of listPageSize. Each
-// page is turned into stored objects before the next is asked for, so the
-// cloud's encoding of at most one page is held at a time. As client-go's
+// list reads every object from the cloud in pages of listPageSize. The
+// next page is asked for while one is turned into stored objects, so the
+// cloud's encoding of at most two pages is held at a time. As client-go's
 // pager does, a continue token the cloud expired meanwhile restarts the
 // list in one request.
 func (s *Syncer) list(ctx context.Context) ([]*versioncache.Object, uint64, error) {
+	ctx, cancel := context.WithCancel(ctx) // ends a page fetch still under way
+	defer cancel()
 	opts := metav1.ListOptions{Limit: listPageSize}
 	var objs []*versioncache.Object
 	var listRV uint64
+	next := s.fetchPage(ctx, opts)
 	for {
-		page, err := s.cfg.ListerWatcher.ListWithContext(ctx, opts)
+		res := <-next
+		page, err := res.page, res.err
 		if opts.Continue != "" && apierrors.IsResourceExpired(err) {
 			objs, opts = nil, metav1.ListOptions{}
+			next = s.fetchPage(ctx, opts)
 			continue
 		}
 		if err != nil {
@@ -105,14 +110,35 @@ func (s *Syncer) list(ctx context.Context) ([]*versioncache.Object, uint64, erro
 				return nil, 0, fmt.Errorf("list resource version %q: %w", lm.GetResourceVersion(), err)
 			}
 		}
+		more := lm.GetContinue() != ""
+		if more {
+			opts.Continue = lm.GetContinue()
+			next = s.fetchPage(ctx, opts)
+		}
 		if objs, err = appendItems(objs, page); err != nil {
 			return nil, 0, fmt.Errorf("list: %w", err)
 		}
-		if lm.GetContinue() == "" {
+		if !more {
 			return objs, listRV, nil
 		}
-		opts.Continue = lm.GetContinue()
 	}
+}
+
+// pageResult is the outcome of one LIST request.
+type pageResult struct {
+	page runtime.Object
+	err  error
+}
+
+// fetchPage asks for one LIST page in the background; the channel
+// delivers it, and never blocks the sender.
+func (s *Syncer) fetchPage(ctx context.Context, opts metav1.ListOptions) <-chan pageResult {
+	ch := make(chan pageResult, 1)
+	go func() {
+		page, err := s.cfg.ListerWatcher.ListWithContext(ctx, opts)
+		ch <- pageResult{page: page, err: err}
+	}()
+	return ch
 }
 
 // appendItems appends the stored form of every item of a list page.

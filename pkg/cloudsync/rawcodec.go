@@ -1,12 +1,13 @@
 package cloudsync
 
 import (
-	stdjson "encoding/json"
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
-	"strings"
 
+	"github.com/apiserver-lite/apiserver-lite/pkg/versioncache"
+	"github.com/apiserver-lite/apiserver-lite/pkg/versioncache/kinds"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -14,14 +15,21 @@ import (
 	utiljson "k8s.io/apimachinery/pkg/util/json"
 )
 
-// rawObject is one cloud object as the cloud encoded it in JSON, not yet
-// decoded: toObject turns it into the stored form with one decode.
+// rawObject is one cloud object as the cloud encoded it in JSON. An item
+// of a LIST page was read with the page (scan), and toObject makes it a
+// stored object without reading it again.
 // APIVersion and Kind are the enclosing list's, for items that leave out
 // their own (as kube-apiserver's lists of built-in kinds do); "" otherwise.
+// A watched object was decoded when it arrived: obj is its stored form,
+// or err why it has none (a bookmark, which has no name, say).
 type rawObject struct {
 	Raw        []byte
 	APIVersion string
 	Kind       string
+
+	scan *kinds.Scan
+	obj  *versioncache.Object
+	err  error
 }
 
 func (o *rawObject) GetObjectKind() schema.ObjectKind { return schema.EmptyObjectKind }
@@ -49,26 +57,27 @@ func (l *rawList) DeepCopyObject() runtime.Object {
 	return c
 }
 
-// listSuffix ends the kind of a list of objects of another kind.
-const listSuffix = "List"
-
-// decodeList splits a JSON LIST response into its metadata and items,
-// keeping each item's bytes as they came. The items are copied out of
-// body, so body can be dropped afterwards.
+// decodeList splits a JSON LIST response into its metadata and items in
+// one walk that also reads each item (kinds.Table.ReadList), keeping each
+// item's bytes as they came: they are slices of body, which toObject
+// copies, so body can be dropped afterwards.
 func decodeList(body []byte) (*rawList, error) {
-	var l struct {
-		APIVersion string               `json:"apiVersion"`
-		Kind       string               `json:"kind"`
-		Metadata   metav1.ListMeta      `json:"metadata"`
-		Items      []stdjson.RawMessage `json:"items"`
-	}
-	if err := utiljson.Unmarshal(body, &l); err != nil {
+	l, err := kinds.Builtin.ReadList(body)
+	if err != nil {
 		return nil, fmt.Errorf("decode list: %w", err)
 	}
-	kind, _ := strings.CutSuffix(l.Kind, listSuffix)
-	out := &rawList{ListMeta: l.Metadata, Items: make([]runtime.Object, len(l.Items))}
+	var lm metav1.ListMeta
+	for _, m := range l.Metadata {
+		if err := utiljson.Unmarshal(m, &lm); err != nil {
+			return nil, fmt.Errorf("decode list metadata: %w", err)
+		}
+	}
+	kind := kinds.ItemKind(l.Kind)
+	out := &rawList{ListMeta: lm, Items: make([]runtime.Object, len(l.Items))}
+	items := make([]rawObject, len(l.Items))
 	for i, it := range l.Items {
-		out.Items[i] = &rawObject{Raw: it, APIVersion: l.APIVersion, Kind: kind}
+		items[i] = rawObject{Raw: it, APIVersion: l.APIVersion, Kind: kind, scan: &l.Scans[i]}
+		out.Items[i] = &items[i]
 	}
 	return out, nil
 }
@@ -84,17 +93,34 @@ type rawSerializer struct {
 // errRawEncode is returned by the encoder half of rawSerializer.
 var errRawEncode = errors.New("raw cloud serializer does not encode")
 
+// Decode reads an object in one walk into its stored form, kept with
+// it; what is not a storable object (a Status, a bookmark) is decoded as
+// before, its TypeMeta first.
 func (s rawSerializer) Decode(data []byte, _ *schema.GroupVersionKind, _ runtime.Object) (runtime.Object, *schema.GroupVersionKind, error) {
-	var tm metav1.TypeMeta
+	o, tm, err := versioncache.NewTypedObject(data)
+	if err == nil && !isStatus(tm) {
+		if sameStart(o.Raw, data) {
+			o.Raw = bytes.Clone(o.Raw) // data is the decoder's buffer
+		}
+		gvk := tm.GroupVersionKind()
+		return &rawObject{Raw: o.Raw, obj: o}, &gvk, nil
+	}
+	objErr := err
 	if err := utiljson.Unmarshal(data, &tm); err != nil {
 		return nil, nil, fmt.Errorf("decode object: %w", err)
 	}
-	if tm.Kind == "Status" && tm.APIVersion == "v1" {
+	if isStatus(tm) {
 		return s.status.Decode(data, nil, &metav1.Status{})
 	}
 	gvk := tm.GroupVersionKind()
-	return &rawObject{Raw: append([]byte(nil), data...)}, &gvk, nil
+	return &rawObject{Raw: bytes.Clone(data), err: objErr}, &gvk, nil
 }
+
+// isStatus reports whether tm is a metav1.Status's.
+func isStatus(tm metav1.TypeMeta) bool { return tm.Kind == "Status" && tm.APIVersion == "v1" }
+
+// sameStart reports whether a and b begin at the same byte in memory.
+func sameStart(a, b []byte) bool { return len(a) > 0 && len(b) > 0 && &a[0] == &b[0] }
 
 func (rawSerializer) Encode(runtime.Object, io.Writer) error { return errRawEncode }
 
@@ -118,8 +144,8 @@ func newRawNegotiator() rawNegotiator {
 		Serializer:       rawSerializer{status: meta},
 		StreamSerializer: &runtime.StreamSerializerInfo{
 			EncodesAsText: true,
-			Serializer:    meta,
-			Framer:        json.Framer,
+			Serializer:    watchEventSerializer{meta},
+			Framer:        watchFramer{},
 		},
 	}}}
 }

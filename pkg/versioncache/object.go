@@ -8,24 +8,9 @@ import (
 	"strconv"
 
 	"github.com/apiserver-lite/apiserver-lite/pkg/versioncache/kinds"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
-	utiljson "k8s.io/apimachinery/pkg/util/json"
 )
-
-// objectHeader is the part of every object NewObject decodes itself; the
-// kind's selectable fields are read by its entry in the kinds table.
-type objectHeader struct {
-	APIVersion string      `json:"apiVersion"`
-	Kind       string      `json:"kind"`
-	Metadata   *objectMeta `json:"metadata"`
-}
-
-type objectMeta struct {
-	Namespace       string            `json:"namespace"`
-	Name            string            `json:"name"`
-	ResourceVersion string            `json:"resourceVersion"`
-	Labels          map[string]string `json:"labels"`
-}
 
 // NewObject decodes raw JSON into an Object, extracting namespace, name,
 // resourceVersion, labels and the selectable fields of its kind, as
@@ -49,40 +34,70 @@ func NewListItem(raw []byte, apiVersion, kind string) (*Object, error) {
 	return newListItem(kinds.Builtin, raw, apiVersion, kind)
 }
 
+// NewTypedObject is NewObject that also returns the apiVersion and kind
+// raw carries, read in the same walk.
+func NewTypedObject(raw []byte) (*Object, metav1.TypeMeta, error) {
+	return newTypedObject(kinds.Builtin, raw, "", "")
+}
+
 // newObject is NewObject with the attributes table t.
 func newObject(t kinds.Table, raw []byte) (*Object, error) {
 	return newListItem(t, raw, "", "")
 }
 
-// newListItem is NewListItem with the attributes table t.
+// newListItem is NewListItem with the attributes table t. raw is read in
+// one walk that validates it and reads the header and the kind's fields.
 func newListItem(t kinds.Table, raw []byte, apiVersion, kind string) (*Object, error) {
-	var h objectHeader
-	if err := utiljson.Unmarshal(raw, &h); err != nil {
+	o, _, err := newTypedObject(t, raw, apiVersion, kind)
+	return o, err
+}
+
+// newTypedObject is newListItem also returning the apiVersion and kind
+// raw carries.
+func newTypedObject(t kinds.Table, raw []byte, apiVersion, kind string) (*Object, metav1.TypeMeta, error) {
+	h, err := t.ScanObject(raw, apiVersion, kind)
+	tm := metav1.TypeMeta{APIVersion: h.APIVersion, Kind: h.Kind}
+	if err != nil {
+		return nil, tm, fmt.Errorf("decode object: %w", err)
+	}
+	o, err := build(t, raw, &h, apiVersion, kind)
+	return o, tm, err
+}
+
+// NewScannedListItem is NewListItem of an item kinds.Builtin.ReadList has
+// read: raw is one of its Items, h the matching Scan, apiVersion the
+// list's and kind its ItemKind. raw is not read again.
+func NewScannedListItem(raw []byte, h *kinds.Scan, apiVersion, kind string) (*Object, error) {
+	if err := h.Err(); err != nil {
 		return nil, fmt.Errorf("decode object: %w", err)
 	}
-	if h.Metadata == nil || h.Metadata.Name == "" {
+	return build(kinds.Builtin, raw, h, apiVersion, kind)
+}
+
+// build makes the Object of raw, which t read into h.
+func build(t kinds.Table, raw []byte, h *kinds.Scan, apiVersion, kind string) (*Object, error) {
+	if !h.Metadata || h.Name == "" {
 		return nil, errors.New("decode object: missing metadata.name")
 	}
 	if (h.APIVersion == "" && apiVersion != "") || (h.Kind == "" && kind != "") {
-		raw = withTypeMeta(raw, &h, apiVersion, kind)
+		raw = withTypeMeta(raw, h, apiVersion, kind)
 	} else {
-		raw = typeMetaFirst(raw, &h)
+		raw = typeMetaFirst(raw, h)
 	}
-	m := h.Metadata
-	rv, err := parseRV(m.ResourceVersion)
+	rv, err := parseRV(h.ResourceVersion)
 	if err != nil {
-		return nil, fmt.Errorf("decode object %s: %w", m.Name, err)
+		return nil, fmt.Errorf("decode object %s: %w", h.Name, err)
 	}
-	fs, err := t.SelectableFields(kinds.GroupKind(h.APIVersion, h.Kind), m.Namespace, m.Name, raw)
+	fs, err := t.Fields(h, raw)
 	if err != nil {
-		return nil, fmt.Errorf("decode object %s: %w", m.Name, err)
+		return nil, fmt.Errorf("decode object %s: %w", h.Name, err)
 	}
 	return &Object{
-		Namespace: m.Namespace,
-		Name:      m.Name,
+		Namespace: h.Namespace,
+		Name:      h.Name,
 		RV:        rv,
 		Raw:       raw,
-		Labels:    labels.Set(m.Labels),
+		Labels:    labels.Set(h.Labels),
 		Fields:    fs,
 		enc:       new(encodings),
 	}, nil
@@ -91,7 +106,7 @@ func newListItem(t kinds.Table, raw []byte, apiVersion, kind string) (*Object, e
 // withTypeMeta returns a copy of the JSON object raw, which has a
 // metadata.name so is not empty, with the apiVersion and kind that h lacks
 // inserted first, and sets them in h.
-func withTypeMeta(raw []byte, h *objectHeader, apiVersion, kind string) []byte {
+func withTypeMeta(raw []byte, h *kinds.Scan, apiVersion, kind string) []byte {
 	var prefix []byte
 	if h.APIVersion == "" && apiVersion != "" {
 		prefix = appendMember(prefix, "apiVersion", apiVersion)
@@ -113,8 +128,11 @@ func withTypeMeta(raw []byte, h *objectHeader, apiVersion, kind string) []byte {
 // as kube-apiserver encodes watched objects: every stored object of a
 // built-in kind then begins {"apiVersion":..,"kind":.., which is what the
 // LIST writer strips without re-encoding the object.
-func typeMetaFirst(raw []byte, h *objectHeader) []byte {
+func typeMetaFirst(raw []byte, h *kinds.Scan) []byte {
 	if h.Kind == "" || h.APIVersion == "" {
+		return raw
+	}
+	if !bytes.HasPrefix(raw, watchOrder) {
 		return raw
 	}
 	swapped := appendMember(appendMember([]byte{'{'}, "kind", h.Kind), "apiVersion", h.APIVersion)
@@ -125,6 +143,9 @@ func typeMetaFirst(raw []byte, h *objectHeader) []byte {
 	out[0] = '{'
 	return append(out, raw[len(swapped):]...)
 }
+
+// watchOrder begins an object whose kind comes before its apiVersion.
+var watchOrder = []byte(`{"kind":`)
 
 // appendMember appends "key":value, (a JSON string member and a comma).
 func appendMember(b []byte, key, value string) []byte {

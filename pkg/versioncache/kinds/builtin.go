@@ -26,35 +26,35 @@ var Builtin = Table{
 			"spec.schedulerName", "spec.serviceAccountName", "spec.hostNetwork", "status.phase",
 			"status.podIP", "status.podIPs", "status.nominatedNodeName"),
 		Aliases:     map[string]string{"spec.host": "spec.nodeName"},
-		Extract:     podFields,
+		Read:        podReader,
 		ExtraFields: podFieldCount,
 	},
 	{Group: coreGroup, Kind: "Node"}: {
-		Labels:  sets.New(FieldName, "spec.unschedulable"),
-		Extract: nodeFields, ExtraFields: 1,
+		Labels: sets.New(FieldName, "spec.unschedulable"),
+		Read:   nodeReader, ExtraFields: 1,
 	},
 	{Group: coreGroup, Kind: "ReplicationController"}: {
-		Labels:  sets.New(FieldName, FieldNamespace, "status.replicas"),
-		Extract: replicationControllerFields, ExtraFields: 1,
+		Labels: sets.New(FieldName, FieldNamespace, "status.replicas"),
+		Read:   replicationControllerReader, ExtraFields: 1,
 	},
 	{Group: coreGroup, Kind: "Event"}: {
 		Labels: sets.New(FieldName, FieldNamespace, "involvedObject.kind", "involvedObject.namespace",
 			"involvedObject.name", "involvedObject.uid", "involvedObject.apiVersion",
 			"involvedObject.resourceVersion", "involvedObject.fieldPath", "reason",
 			"reportingComponent", "source", "type"),
-		Extract: coreEventFields, ExtraFields: eventFieldCount,
+		Read: coreEventReader, ExtraFields: eventFieldCount,
 	},
 	{Group: coreGroup, Kind: "Namespace"}: {
-		Labels:  sets.New(FieldName, "status.phase"),
-		Extract: namespaceFields, ExtraFields: 2,
+		Labels: sets.New(FieldName, "status.phase"),
+		Read:   namespaceReader, ExtraFields: 2,
 	},
 	{Group: coreGroup, Kind: "Secret"}: {
-		Labels:  sets.New(FieldName, FieldNamespace, "type"),
-		Extract: secretFields, ExtraFields: 1,
+		Labels: sets.New(FieldName, FieldNamespace, "type"),
+		Read:   secretReader, ExtraFields: 1,
 	},
 	{Group: coreGroup, Kind: "Service"}: {
-		Labels:  sets.New(FieldName, FieldNamespace, "spec.clusterIP", "spec.type"),
-		Extract: serviceFields, ExtraFields: 2,
+		Labels: sets.New(FieldName, FieldNamespace, "spec.clusterIP", "spec.type"),
+		Read:   serviceReader, ExtraFields: 2,
 	},
 	{Group: eventsGroup, Kind: "Event"}: {
 		// events.k8s.io names the fields after its own schema and maps
@@ -70,16 +70,16 @@ var Builtin = Table{
 			"regarding.fieldPath":       "involvedObject.fieldPath",
 			"reportingController":       "reportingComponent",
 		},
-		Extract: eventsEventFields, ExtraFields: eventFieldCount,
+		Read: eventsEventReader, ExtraFields: eventFieldCount,
 	},
 	{Group: batchGroup, Kind: "Job"}: {
-		Labels:  sets.New(FieldName, FieldNamespace, "status.successful"),
-		Refuse:  func(label string) error { return fmt.Errorf("field label %q not supported for Job", label) },
-		Extract: jobFields, ExtraFields: 1,
+		Labels: sets.New(FieldName, FieldNamespace, "status.successful"),
+		Refuse: func(label string) error { return fmt.Errorf("field label %q not supported for Job", label) },
+		Read:   jobReader, ExtraFields: 1,
 	},
 	{Group: certificatesGroup, Kind: "CertificateSigningRequest"}: {
-		Labels:  sets.New(FieldName, "spec.signerName"),
-		Extract: csrFields, ExtraFields: 1,
+		Labels: sets.New(FieldName, "spec.signerName"),
+		Read:   csrReader, ExtraFields: 1,
 	},
 	{Group: resourceGroup, Kind: "ResourceSlice"}: {
 		Labels: sets.New(FieldName, "spec.nodeName", "spec.driver"),
@@ -87,6 +87,6 @@ var Builtin = Table{
 			gvk := schema.GroupVersionKind{Group: resourceGroup, Version: "v1", Kind: "ResourceSlice"}
 			return fmt.Errorf("field label not supported for %s: %s", gvk, label)
 		},
-		Extract: resourceSliceFields, ExtraFields: 2,
+		Read: resourceSliceReader, ExtraFields: 2,
 	},
 }

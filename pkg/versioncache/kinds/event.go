@@ -2,79 +2,68 @@ package kinds
 
 import (
 	"k8s.io/apimachinery/pkg/fields"
-	utiljson "k8s.io/apimachinery/pkg/util/json"
 )
 
-// eventFieldCount is the number of fields an Event's extractor sets.
+// eventFieldCount is the number of fields an Event's reader sets.
 const eventFieldCount = 11
 
-// objectReference is the part of an Event's involvedObject (core) or
-// regarding (events.k8s.io) a field selector reads.
-type objectReference struct {
-	Kind            string `json:"kind"`
-	Namespace       string `json:"namespace"`
-	Name            string `json:"name"`
-	UID             string `json:"uid"`
-	APIVersion      string `json:"apiVersion"`
-	ResourceVersion string `json:"resourceVersion"`
-	FieldPath       string `json:"fieldPath"`
+// Slots of an Event's values.
+const (
+	evKind = iota
+	evNamespace
+	evName
+	evUID
+	evAPIVersion
+	evResourceVersion
+	evFieldPath
+	evReason
+	evReporting
+	evSource
+	evType
+)
+
+// reference is the part of an Event's involvedObject (core) or regarding
+// (events.k8s.io) a field selector reads.
+func reference(name string) path {
+	return obj(name, str("kind", evKind), str("namespace", evNamespace), str("name", evName),
+		str("uid", evUID), str("apiVersion", evAPIVersion), str("resourceVersion", evResourceVersion),
+		str("fieldPath", evFieldPath))
 }
 
-type eventSource struct {
-	Component string `json:"component"`
-}
-
-// coreEventFields mirrors pkg/registry/core/event ToSelectableFields for
+// coreEventReader mirrors pkg/registry/core/event ToSelectableFields for
 // a core v1 Event, whose reportingComponent is the internal
 // ReportingController.
-func coreEventFields(raw []byte, fs fields.Set) error {
-	var e struct {
-		InvolvedObject     objectReference `json:"involvedObject"`
-		Reason             string          `json:"reason"`
-		ReportingComponent string          `json:"reportingComponent"`
-		Source             eventSource     `json:"source"`
-		Type               string          `json:"type"`
-	}
-	if err := utiljson.Unmarshal(raw, &e); err != nil {
-		return err
-	}
-	setEventFields(fs, &e.InvolvedObject, e.Reason, e.ReportingComponent, e.Source.Component, e.Type)
-	return nil
+var coreEventReader = &Reader{
+	members: []path{reference("involvedObject"), str("reason", evReason),
+		str("reportingComponent", evReporting), obj("source", str("component", evSource)), str("type", evType)},
+	fields: eventFields,
 }
 
-// eventsEventFields is coreEventFields for an events.k8s.io/v1 Event,
+// eventsEventReader is coreEventReader for an events.k8s.io/v1 Event,
 // read through kube's conversion to the internal Event: regarding is the
 // involved object, deprecatedSource the source.
-func eventsEventFields(raw []byte, fs fields.Set) error {
-	var e struct {
-		Regarding           objectReference `json:"regarding"`
-		Reason              string          `json:"reason"`
-		ReportingController string          `json:"reportingController"`
-		DeprecatedSource    eventSource     `json:"deprecatedSource"`
-		Type                string          `json:"type"`
-	}
-	if err := utiljson.Unmarshal(raw, &e); err != nil {
-		return err
-	}
-	setEventFields(fs, &e.Regarding, e.Reason, e.ReportingController, e.DeprecatedSource.Component, e.Type)
-	return nil
+var eventsEventReader = &Reader{
+	members: []path{reference("regarding"), str("reason", evReason),
+		str("reportingController", evReporting), obj("deprecatedSource", str("component", evSource)), str("type", evType)},
+	fields: eventFields,
 }
 
-// setEventFields sets an Event's fields; source falls back to the
-// reporting controller, as kube's ToSelectableFields does.
-func setEventFields(fs fields.Set, ref *objectReference, reason, reporting, source, typ string) {
+// eventFields sets an Event's fields; source falls back to the reporting
+// controller, as kube's ToSelectableFields does.
+func eventFields(v *Values, _ string, fs fields.Set) {
+	source := v[evSource]
 	if source == "" {
-		source = reporting
+		source = v[evReporting]
 	}
-	fs["involvedObject.kind"] = ref.Kind
-	fs["involvedObject.namespace"] = ref.Namespace
-	fs["involvedObject.name"] = ref.Name
-	fs["involvedObject.uid"] = ref.UID
-	fs["involvedObject.apiVersion"] = ref.APIVersion
-	fs["involvedObject.resourceVersion"] = ref.ResourceVersion
-	fs["involvedObject.fieldPath"] = ref.FieldPath
-	fs["reason"] = reason
-	fs["reportingComponent"] = reporting
+	fs["involvedObject.kind"] = v[evKind]
+	fs["involvedObject.namespace"] = v[evNamespace]
+	fs["involvedObject.name"] = v[evName]
+	fs["involvedObject.uid"] = v[evUID]
+	fs["involvedObject.apiVersion"] = v[evAPIVersion]
+	fs["involvedObject.resourceVersion"] = v[evResourceVersion]
+	fs["involvedObject.fieldPath"] = v[evFieldPath]
+	fs["reason"] = v[evReason]
+	fs["reportingComponent"] = v[evReporting]
 	fs["source"] = source
-	fs["type"] = typ
+	fs["type"] = v[evType]
 }

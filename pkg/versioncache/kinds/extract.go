@@ -4,189 +4,147 @@ import (
 	"strconv"
 
 	"k8s.io/apimachinery/pkg/fields"
-	utiljson "k8s.io/apimachinery/pkg/util/json"
 )
 
-// Each extractor decodes only the fields it reads (utiljson matches keys
-// case-sensitively, as kube-apiserver does) and mirrors the kind's
-// ToSelectableFields applied after kube's v1 to internal conversion.
+// Each Reader reads only the fields its kind's ToSelectableFields uses,
+// as kube-apiserver decodes them into the v1 type (case-sensitive keys),
+// and its fields function mirrors ToSelectableFields applied after kube's
+// v1 to internal conversion.
 
 // podFieldCount is the number of fields podFields sets.
 const podFieldCount = 8
 
-// podDoc is the part of a v1 Pod podFields reads.
-type podDoc struct {
-	Spec struct {
-		NodeName                 string `json:"nodeName"`
-		RestartPolicy            string `json:"restartPolicy"`
-		SchedulerName            string `json:"schedulerName"`
-		ServiceAccountName       string `json:"serviceAccountName"`
-		DeprecatedServiceAccount string `json:"serviceAccount"`
-		HostNetwork              bool   `json:"hostNetwork"`
-	} `json:"spec"`
-	Status podStatus `json:"status"`
-}
+// Slots of a Pod's values.
+const (
+	podNode = iota
+	podRestart
+	podScheduler
+	podSA
+	podSADeprecated
+	podHostNetwork
+	podPhase
+	podIP
+	podIPs // "1" while status.podIPs is non-empty
+	podIPs0
+	podNominated
+)
 
-type podStatus struct {
-	Phase             string  `json:"phase"`
-	PodIP             string  `json:"podIP"`
-	PodIPs            []podIP `json:"podIPs"`
-	NominatedNodeName string  `json:"nominatedNodeName"`
-}
-
-type podIP struct {
-	IP string `json:"ip"`
+var podReader = &Reader{
+	members: []path{
+		obj("spec", str("nodeName", podNode), str("restartPolicy", podRestart),
+			str("schedulerName", podScheduler), str("serviceAccountName", podSA),
+			str("serviceAccount", podSADeprecated), boolean("hostNetwork", podHostNetwork)),
+		obj("status", str("phase", podPhase), str("podIP", podIP),
+			first("podIPs", podIPs, str("ip", podIPs0)), str("nominatedNodeName", podNominated)),
+	},
+	fields: podFields,
 }
 
 // podFields mirrors pkg/registry/core/pod/strategy.go ToSelectableFields:
 // the deprecated spec.serviceAccount fills an empty spec.serviceAccountName,
 // and status.podIP wins over status.podIPs[0] (Convert_v1_PodStatus_To_core_PodStatus).
 // status.podIPs is a valid label but, as in kube, never set.
-func podFields(raw []byte, fs fields.Set) error {
-	var p podDoc
-	if err := utiljson.Unmarshal(raw, &p); err != nil {
-		return err
-	}
-	sa := p.Spec.ServiceAccountName
+func podFields(v *Values, _ string, fs fields.Set) {
+	sa := v[podSA]
 	if sa == "" {
-		sa = p.Spec.DeprecatedServiceAccount
+		sa = v[podSADeprecated]
 	}
-	ip := p.Status.PodIP
-	if ip == "" && len(p.Status.PodIPs) > 0 {
-		ip = p.Status.PodIPs[0].IP
+	ip := v[podIP]
+	if ip == "" && v[podIPs] != "" {
+		ip = v[podIPs0]
 	}
-	fs["spec.nodeName"] = p.Spec.NodeName
-	fs["spec.restartPolicy"] = p.Spec.RestartPolicy
-	fs["spec.schedulerName"] = p.Spec.SchedulerName
+	fs["spec.nodeName"] = v[podNode]
+	fs["spec.restartPolicy"] = v[podRestart]
+	fs["spec.schedulerName"] = v[podScheduler]
 	fs["spec.serviceAccountName"] = sa
-	fs["spec.hostNetwork"] = strconv.FormatBool(p.Spec.HostNetwork)
-	fs["status.phase"] = p.Status.Phase
+	fs["spec.hostNetwork"] = boolText(v[podHostNetwork])
+	fs["status.phase"] = v[podPhase]
 	fs["status.podIP"] = ip
-	fs["status.nominatedNodeName"] = p.Status.NominatedNodeName
-	return nil
+	fs["status.nominatedNodeName"] = v[podNominated]
 }
 
-// nodeFields mirrors NodeToSelectableFields.
-func nodeFields(raw []byte, fs fields.Set) error {
-	var n struct {
-		Spec struct {
-			Unschedulable bool `json:"unschedulable"`
-		} `json:"spec"`
+// boolText is a bool slot's value: false when absent.
+func boolText(v string) string {
+	if v == "" {
+		return strconv.FormatBool(false)
 	}
-	if err := utiljson.Unmarshal(raw, &n); err != nil {
-		return err
-	}
-	fs["spec.unschedulable"] = strconv.FormatBool(n.Spec.Unschedulable)
-	return nil
+	return v
 }
 
-// replicationControllerFields mirrors ControllerToSelectableFields.
-func replicationControllerFields(raw []byte, fs fields.Set) error {
-	var rc struct {
-		Status struct {
-			Replicas int32 `json:"replicas"`
-		} `json:"status"`
+// intText is an integer slot's value: 0 when absent.
+func intText(v string) string {
+	if v == "" {
+		return "0"
 	}
-	if err := utiljson.Unmarshal(raw, &rc); err != nil {
-		return err
-	}
-	fs["status.replicas"] = strconv.Itoa(int(rc.Status.Replicas))
-	return nil
+	return v
 }
 
-// namespaceFields mirrors NamespaceToSelectableFields, with its legacy
+// nodeReader mirrors NodeToSelectableFields.
+var nodeReader = &Reader{
+	members: []path{obj("spec", boolean("unschedulable", 0))},
+	fields: func(v *Values, _ string, fs fields.Set) {
+		fs["spec.unschedulable"] = boolText(v[0])
+	},
+}
+
+// replicationControllerReader mirrors ControllerToSelectableFields.
+var replicationControllerReader = &Reader{
+	members: []path{obj("status", int32Of("replicas", 0))},
+	fields: func(v *Values, _ string, fs fields.Set) {
+		fs["status.replicas"] = intText(v[0])
+	},
+}
+
+// namespaceReader mirrors NamespaceToSelectableFields, with its legacy
 // "name" field (which no conversion function accepts).
-func namespaceFields(raw []byte, fs fields.Set) error {
-	var ns struct {
-		Metadata struct {
-			Name string `json:"name"`
-		} `json:"metadata"`
-		Status struct {
-			Phase string `json:"phase"`
-		} `json:"status"`
-	}
-	if err := utiljson.Unmarshal(raw, &ns); err != nil {
-		return err
-	}
-	fs["status.phase"] = ns.Status.Phase
-	fs["name"] = ns.Metadata.Name
-	return nil
+var namespaceReader = &Reader{
+	members: []path{obj("status", str("phase", 0))},
+	fields: func(v *Values, name string, fs fields.Set) {
+		fs["status.phase"] = v[0]
+		fs["name"] = name
+	},
 }
 
-// secretFields mirrors pkg/registry/core/secret SelectableFields.
-func secretFields(raw []byte, fs fields.Set) error {
-	var s struct {
-		Type string `json:"type"`
-	}
-	if err := utiljson.Unmarshal(raw, &s); err != nil {
-		return err
-	}
-	fs["type"] = s.Type
-	return nil
+// secretReader mirrors pkg/registry/core/secret SelectableFields.
+var secretReader = &Reader{
+	members: []path{str("type", 0)},
+	fields: func(v *Values, _ string, fs fields.Set) {
+		fs["type"] = v[0]
+	},
 }
 
-// serviceFields mirrors pkg/registry/core/service SelectableFields.
-func serviceFields(raw []byte, fs fields.Set) error {
-	var s struct {
-		Spec struct {
-			ClusterIP string `json:"clusterIP"`
-			Type      string `json:"type"`
-		} `json:"spec"`
-	}
-	if err := utiljson.Unmarshal(raw, &s); err != nil {
-		return err
-	}
-	fs["spec.clusterIP"] = s.Spec.ClusterIP
-	fs["spec.type"] = s.Spec.Type
-	return nil
+// serviceReader mirrors pkg/registry/core/service SelectableFields.
+var serviceReader = &Reader{
+	members: []path{obj("spec", str("clusterIP", 0), str("type", 1))},
+	fields: func(v *Values, _ string, fs fields.Set) {
+		fs["spec.clusterIP"] = v[0]
+		fs["spec.type"] = v[1]
+	},
 }
 
-// jobFields mirrors JobToSelectableFields: status.successful is the
-// count of succeeded pods.
-func jobFields(raw []byte, fs fields.Set) error {
-	var j struct {
-		Status struct {
-			Succeeded int32 `json:"succeeded"`
-		} `json:"status"`
-	}
-	if err := utiljson.Unmarshal(raw, &j); err != nil {
-		return err
-	}
-	fs["status.successful"] = strconv.Itoa(int(j.Status.Succeeded))
-	return nil
+// jobReader mirrors JobToSelectableFields: status.successful is the count
+// of succeeded pods.
+var jobReader = &Reader{
+	members: []path{obj("status", int32Of("succeeded", 0))},
+	fields: func(v *Values, _ string, fs fields.Set) {
+		fs["status.successful"] = intText(v[0])
+	},
 }
 
-// csrFields mirrors pkg/registry/certificates SelectableFields.
-func csrFields(raw []byte, fs fields.Set) error {
-	var c struct {
-		Spec struct {
-			SignerName string `json:"signerName"`
-		} `json:"spec"`
-	}
-	if err := utiljson.Unmarshal(raw, &c); err != nil {
-		return err
-	}
-	fs["spec.signerName"] = c.Spec.SignerName
-	return nil
+// csrReader mirrors pkg/registry/certificates SelectableFields.
+var csrReader = &Reader{
+	members: []path{obj("spec", str("signerName", 0))},
+	fields: func(v *Values, _ string, fs fields.Set) {
+		fs["spec.signerName"] = v[0]
+	},
 }
 
-// resourceSliceFields mirrors the resourceslice strategy's
-// toSelectableFields; an unset spec.nodeName is "".
-func resourceSliceFields(raw []byte, fs fields.Set) error {
-	var s struct {
-		Spec struct {
-			NodeName *string `json:"nodeName"`
-			Driver   string  `json:"driver"`
-		} `json:"spec"`
-	}
-	if err := utiljson.Unmarshal(raw, &s); err != nil {
-		return err
-	}
-	node := ""
-	if s.Spec.NodeName != nil {
-		node = *s.Spec.NodeName
-	}
-	fs["spec.nodeName"] = node
-	fs["spec.driver"] = s.Spec.Driver
-	return nil
+// resourceSliceReader mirrors the resourceslice strategy's
+// toSelectableFields; an unset or null spec.nodeName is "".
+var resourceSliceReader = &Reader{
+	members: []path{obj("spec", strPtr("nodeName", 0), str("driver", 1))},
+	fields: func(v *Values, _ string, fs fields.Set) {
+		fs["spec.nodeName"] = v[0]
+		fs["spec.driver"] = v[1]
+	},
 }

@@ -34,6 +34,9 @@ type Kind struct {
 	// only. It must set every field it knows, empty or not, so that a
 	// selector on an absent value matches as kube's does.
 	Extract func(raw []byte, fs fields.Set) error
+	// Read, if set, reads the kind's fields in the walk that reads the
+	// object's header (see Table.ScanObject); Extract is then unused.
+	Read *Reader
 	// ExtraFields is how many fields Extract sets, to size the set.
 	ExtraFields int
 }
@@ -83,6 +86,17 @@ func (t Table) SelectableFields(gk schema.GroupKind, namespace, name string, raw
 	fs := make(fields.Set, metaFieldCount+k.ExtraFields)
 	fs[FieldName] = name
 	fs[FieldNamespace] = namespace
+	if k.Read != nil {
+		sc, _, err := t.scan(raw, "", "", &gk)
+		if err == nil {
+			err = sc.fieldErr
+		}
+		if err != nil {
+			return nil, fmt.Errorf("selectable fields of %s: %w", gk.Kind, err)
+		}
+		k.Read.fields(&sc.vals, sc.Name, fs)
+		return fs, nil
+	}
 	if k.Extract == nil {
 		return fs, nil
 	}
