@@ -43,7 +43,10 @@ func (p *profiler) saved(name, what string) {
 // step's sync took.
 func (p *profiler) duringSync(ctx context.Context, lite *server, expected time.Duration) func() func() error {
 	return func() func() error {
-		secs := max(1, int(math.Ceil(expected.Seconds())))
+		// Whole seconds, rounded down, so the profile ends before the
+		// sync does rather than after, in the protobuf captures that
+		// follow it and would charge their encoding to the sync.
+		secs := max(1, int(math.Floor(expected.Seconds())))
 		done := make(chan error, 1)
 		go func() {
 			start := time.Now()
