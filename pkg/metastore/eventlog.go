@@ -18,7 +18,8 @@ VALUES (?, ?, ?, ?, ?, ?, ?)`
 	trimmedRVSQL  = `SELECT max(rv) FROM events WHERE resource = ? AND id <= ?`
 	trimSQL       = `DELETE FROM events WHERE resource = ? AND id <= ?`
 	getFloorSQL   = `SELECT log_floor FROM sync_state WHERE resource = ?`
-	loadEventsSQL = `SELECT type, rv, namespace, name, raw, prev FROM events
+	// loadEventsSQL reads raw and prev as blobs: see ownedBlob.
+	loadEventsSQL = `SELECT type, rv, namespace, name, CAST(raw AS BLOB), CAST(prev AS BLOB) FROM events
 WHERE resource = ? ORDER BY id`
 )
 

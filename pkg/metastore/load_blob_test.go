@@ -82,3 +82,41 @@ func TestRestoredEventsOwnTheirBytes(t *testing.T) {
 		}
 	}
 }
+
+// An encoding stored as text rather than a blob, as a damaged or foreign
+// file may hold, is still read into a slice of its own: database/sql
+// would otherwise scan it into a buffer that the next row overwrites.
+func TestTextEncodingsAreNotShared(t *testing.T) {
+	path := testDBPath(t)
+	s := MustOpen(t, path)
+	MustApply(t, s, "pods", ops(upsert(obj("a", "x", 1))), 1)
+	MustApply(t, s, "pods", ops(upsert(obj("a", "y", 2)), upsert(obj("a", "y", 3))), 3)
+	raw := MustRawDB(t, path)
+	for _, q := range []string{
+		`UPDATE objects SET raw = CAST(raw AS TEXT)`,
+		`UPDATE events SET raw = CAST(raw AS TEXT), prev = CAST(prev AS TEXT)`,
+	} {
+		if _, err := raw.Exec(q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	raw.Close()
+	snap := mustSnapshot(t, s, "pods")
+	wantObjs := objs(obj("a", "x", 1), obj("a", "y", 3))
+	if len(snap.Objects) != len(wantObjs) {
+		t.Fatalf("got %d objects, want %d", len(snap.Objects), len(wantObjs))
+	}
+	for i, w := range wantObjs {
+		if got := string(snap.Objects[i].Raw); got != string(w.Raw) {
+			t.Errorf("object %d: got %s, want %s", i, got, w.Raw)
+		}
+	}
+	if got, want := eventSummary(snap.Events), "ADDED a/y@2 prev=-, MODIFIED a/y@3 prev=2"; got != want {
+		t.Errorf("got events [%s], want [%s]", got, want)
+	}
+	for i, e := range snap.Events {
+		if want := obj("a", "y", uint64(i+2)).Raw; string(e.Object.Raw) != string(want) {
+			t.Errorf("event %d: got raw %s, want %s", i, e.Object.Raw, want)
+		}
+	}
+}
