@@ -3,6 +3,7 @@ package metastore
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 )
 
@@ -49,6 +50,40 @@ func BenchmarkLoad(b *testing.B) {
 		got, _, err := s.Load(ctx, "pods")
 		if err != nil || len(got) != objects {
 			b.Fatalf("Load: got %d objects, %v, want %d, nil", len(got), err, objects)
+		}
+	}
+}
+
+// BenchmarkLoadSnapshot restores a full event log of pod-sized objects,
+// each event with its previous state; B/op shows the bytes a restore
+// allocates for it.
+func BenchmarkLoadSnapshot(b *testing.B) {
+	const (
+		objects = 100     // stored objects, each modified events/objects times
+		podSize = 9 << 10 // bytes of padding per object, a typical pod's JSON
+		events  = 1000    // logged events, DefaultEventLogSize
+	)
+	s := MustOpen(b, testDBPath(b))
+	pad := strings.Repeat("x", podSize)
+	sized := func(i int, rv uint64) Op {
+		o := obj("ns", fmt.Sprintf("obj-%03d", i), rv)
+		o.Raw = append(o.Raw[:len(o.Raw)-1:len(o.Raw)-1], `,"pad":"`+pad+`"}`...)
+		return upsert(o)
+	}
+	var batch []Op
+	for i := range objects {
+		batch = append(batch, sized(i, uint64(i+1)))
+	}
+	MustApply(b, s, "pods", batch, objects)
+	for rv := uint64(objects + 1); rv <= objects+events; rv++ {
+		MustApply(b, s, "pods", ops(sized(int(rv)%objects, rv)), rv)
+	}
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		snap, err := s.LoadSnapshot(ctx, "pods")
+		if err != nil || len(snap.Events) != events {
+			b.Fatalf("LoadSnapshot: got %d events, %v, want %d, nil", len(snap.Events), err, events)
 		}
 	}
 }

@@ -37,6 +37,12 @@ const (
 	// readerQueryOnly forbids writes on reader connections, so every write
 	// goes through the single writer.
 	readerQueryOnly = "on"
+	// readerCacheKiB (KiB) bounds each reader connection's page cache,
+	// which SQLite otherwise lets grow to 2000 KiB per connection outside
+	// the Go heap. Readers scan each resource once at a restore and then
+	// serve rare on-demand loads, so a larger cache is rarely hit again;
+	// the writer keeps SQLite's default, which its index lookups reuse.
+	readerCacheKiB = 512
 	// secureDelete makes SQLite overwrite deleted and replaced rows with
 	// zeros, so a secret dropped from the store leaves no bytes in the
 	// database file (Scrub clears the write-ahead log).
@@ -66,6 +72,8 @@ func writerDSN(path string) string {
 func readerDSN(path string) string {
 	p := commonParams()
 	p.Set("_query_only", readerQueryOnly)
+	// A negative cache_size is in KiB rather than pages.
+	p.Set("_cache_size", strconv.Itoa(-readerCacheKiB))
 	return fileDSN(path, p)
 }
 

@@ -18,7 +18,8 @@ VALUES (?, ?, ?, ?, ?, ?, ?)`
 	trimmedRVSQL  = `SELECT max(rv) FROM events WHERE resource = ? AND id <= ?`
 	trimSQL       = `DELETE FROM events WHERE resource = ? AND id <= ?`
 	getFloorSQL   = `SELECT log_floor FROM sync_state WHERE resource = ?`
-	loadEventsSQL = `SELECT type, rv, namespace, name, raw, prev FROM events
+	// loadEventsSQL reads raw and prev as blobs: see ownedBlob.
+	loadEventsSQL = `SELECT type, rv, namespace, name, CAST(raw AS BLOB), CAST(prev AS BLOB) FROM events
 WHERE resource = ? ORDER BY id`
 )
 
@@ -98,6 +99,8 @@ func (s *Store) trimTx(ctx context.Context, tx *sql.Tx, resource string, floor u
 // loadEventsTx reads resource's log floor and events, oldest first. A row
 // that does not decode is logged, and the events up to it are dropped
 // with the floor raised past it, so the rest still form a gapless log.
+// Both encodings of each event are kept without a second copy (see
+// ownedBlob): they are the restored log's bytes.
 func (s *Store) loadEventsTx(ctx context.Context, tx *sql.Tx, resource string, wm uint64) ([]Event, uint64, error) {
 	var floor int64
 	err := tx.QueryRowContext(ctx, getFloorSQL, resource).Scan(&floor)
@@ -119,12 +122,14 @@ func (s *Store) loadEventsTx(ctx context.Context, tx *sql.Tx, resource string, w
 	for rows.Next() {
 		var e Event
 		var rv int64
-		if err := rows.Scan(&e.Type, &rv, &e.Object.Namespace, &e.Object.Name, &e.Object.Raw, &e.Prev); err != nil {
+		var raw, prev sql.RawBytes
+		if err := rows.Scan(&e.Type, &rv, &e.Object.Namespace, &e.Object.Name, &raw, &prev); err != nil {
 			s.log.Error("skipping undecodable logged event and the events before it", "resource", resource, "err", err)
 			events, skipped = nil, true
 			continue
 		}
 		e.Object.RV = uint64(rv) // the schema CHECKs rv >= 0
+		e.Object.Raw, e.Prev = ownedBlob(raw), ownedBlob(prev)
 		if skipped {
 			floor, skipped = rv, false
 		}

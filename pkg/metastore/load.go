@@ -8,7 +8,9 @@ import (
 )
 
 const (
-	loadObjectsSQL = `SELECT namespace, name, rv, raw FROM objects
+	// loadObjectsSQL casts raw so that it is always read as a blob (see
+	// ownedBlob), whatever a damaged or foreign file stored there.
+	loadObjectsSQL = `SELECT namespace, name, rv, CAST(raw AS BLOB) FROM objects
 WHERE resource = ? ORDER BY namespace, name`
 	listResourcesSQL = `SELECT resource FROM sync_state ORDER BY resource`
 )
@@ -123,7 +125,10 @@ func (s *Store) scanObjectsTx(ctx context.Context, tx *sql.Tx, resource string, 
 // that neither it nor database/sql reuses, so the bytes are already the
 // caller's; scanning into a *[]byte would copy them once more, which for a
 // restore is a second copy of the whole data set on its critical path.
-// TestScannedBlobsAreNotReused pins the driver's behaviour.
+// TestScannedBlobsAreNotReused pins the driver's behaviour. Only a blob
+// is handed over this way: database/sql scans any other type into one
+// buffer it reuses for the next row, so every query read through here
+// selects CAST(column AS BLOB).
 func ownedBlob(b sql.RawBytes) []byte { return []byte(b) }
 
 // scanWatermark reads a watermark row; no row means never synced (0).

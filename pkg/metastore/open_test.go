@@ -93,11 +93,13 @@ func TestConnectionSettings(t *testing.T) {
 		{"writer", "foreign_keys", "1"},
 		{"writer", "busy_timeout", "5000"},
 		{"writer", "query_only", "0"},
+		{"writer", "cache_size", "-2000"}, // SQLite's default, in KiB
 		{"reader", "journal_mode", "wal"},
 		{"reader", "synchronous", "2"},
 		{"reader", "foreign_keys", "1"},
 		{"reader", "busy_timeout", "5000"},
 		{"reader", "query_only", "1"},
+		{"reader", "cache_size", "-512"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.pool+"/"+tt.pragma, func(t *testing.T) {
@@ -113,6 +115,27 @@ func TestConnectionSettings(t *testing.T) {
 				t.Fatalf("PRAGMA %s: got %q, want %q", tt.pragma, got, tt.want)
 			}
 		})
+	}
+}
+
+// Every reader connection, not only the first the pool opens, has the
+// small page cache: each is opened with it.
+func TestEveryReaderHasSmallCache(t *testing.T) {
+	s := MustOpen(t, testDBPath(t))
+	ctx := context.Background()
+	for i := range readerMaxConns {
+		conn, err := s.reader.Conn(ctx) // held open, so the next is a new one
+		if err != nil {
+			t.Fatalf("reader connection %d: got error %v, want nil", i, err)
+		}
+		defer conn.Close()
+		var got int
+		if err := conn.QueryRowContext(ctx, "PRAGMA cache_size").Scan(&got); err != nil {
+			t.Fatalf("reader connection %d: PRAGMA cache_size: got error %v, want nil", i, err)
+		}
+		if got != -512 {
+			t.Errorf("reader connection %d: got cache_size %d, want -512 (KiB)", i, got)
+		}
 	}
 }
 
