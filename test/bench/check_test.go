@@ -15,19 +15,21 @@ import (
 func soundResults() *results {
 	cfg := smokeConfig()
 	side := listResult{rawJSON: time.Millisecond, rawProto: time.Millisecond, typedJSON: time.Millisecond,
-		typedProto: time.Millisecond, bytesJSON: 1, items: cfg.Pods}
+		typedProto: time.Millisecond, typedJSONFloor: time.Millisecond, typedProtoFloor: time.Millisecond,
+		bytesJSON: 1, items: cfg.Pods}
 	watch := watchResult{p50: time.Millisecond, p99: 2 * time.Millisecond, delivered: 10, want: 10}
 	mem := memory{RSS: mib, HWM: mib}
 	return &results{
 		cfg: cfg,
 		steps: []stepResult{{objects: cfg.Objects(), lite: mem, kube: mem, etcd: mem, heldJSON: 1,
-			sync:      syncResult{took: time.Second, objects: cfg.Objects(), linkBytes: 1, dbBytes: 1},
+			sync:      syncResult{took: time.Second, objects: cfg.Objects(), linkBytes: 1, dbBytes: 1, cpu: time.Second},
 			coldStart: coldTimes{serving: time.Second, full: time.Second}}},
-		rounds: []roundResult{{list: [2]listResult{side, side}, informer: [2]time.Duration{1, 1},
+		rounds: []roundResult{{list: [2]listResult{side, side}, informer: [2]time.Duration{1, 1}, informerFloor: [2]time.Duration{1, 1},
 			informerItems: [2]int{cfg.Pods, cfg.Pods}, watch: [2]watchResult{watch, watch}, linkPerEvent: 1}},
 		peakLite: mem, peakKube: mem, peakEtcd: mem,
 		coldOnline: coldTimes{serving: 1}, coldOffline: coldTimes{serving: 1},
-		profiles: "none",
+		profiles: "none", cloudList: time.Second,
+		relist: relistResult{linkBytes: 2, startBytes: 1, fullProto: 10, fullJSON: 10, protoBodies: 40, leanPods: true, leanConfigMaps: true},
 	}
 }
 
@@ -47,6 +49,9 @@ func TestCheck(t *testing.T) {
 		{"no link bytes", func(r *results) { r.rounds[0].linkPerEvent = 0 }, "link bytes"},
 		{"no cold start", func(r *results) { r.coldOffline.serving = 0 }, "cold start"},
 		{"round missing", func(r *results) { r.rounds = nil }, "rounds"},
+		{"no sync CPU", func(r *results) { r.steps[0].sync.cpu = 0 }, "sync"},
+		{"no client floor", func(r *results) { r.rounds[0].informerFloor[liteSide] = 0 }, "figure missing"},
+		{"relist not lean", func(r *results) { r.relist.leanPods = false }, "relist"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
