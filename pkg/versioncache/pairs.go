@@ -39,7 +39,8 @@ func PairsOf(m map[string]string) (Pairs, error) {
 	if len(m) == 0 {
 		return Pairs{}, nil
 	}
-	keys := make([]string, 0, len(m))
+	var small [pairsSmall]string
+	keys := small[:0]
 	data := 0
 	for k, v := range m {
 		keys = append(keys, k)
@@ -50,16 +51,32 @@ func PairsOf(m map[string]string) (Pairs, error) {
 		return Pairs{}, errPairsTooLarge
 	}
 	slices.Sort(keys)
-	b := make([]byte, header, header+data)
-	binary.LittleEndian.PutUint32(b, uint32(len(keys)))
-	for i, k := range keys {
-		b = append(b, k...)
-		binary.LittleEndian.PutUint32(b[pairsWordSize*(1+2*i):], uint32(len(b)-header))
-		b = append(b, m[k]...)
-		binary.LittleEndian.PutUint32(b[pairsWordSize*(2+2*i):], uint32(len(b)-header))
+	var b strings.Builder
+	b.Grow(header + data)
+	var word [pairsWordSize]byte
+	put := func(n int) {
+		binary.LittleEndian.PutUint32(word[:], uint32(n))
+		b.Write(word[:])
 	}
-	return Pairs{s: string(b)}, nil
+	put(len(keys))
+	end := 0
+	for _, k := range keys {
+		end += len(k)
+		put(end)
+		end += len(m[k])
+		put(end)
+	}
+	for _, k := range keys {
+		b.WriteString(k)
+		b.WriteString(m[k])
+	}
+	return Pairs{s: b.String()}, nil
 }
+
+// pairsSmall is how many keys PairsOf sorts without allocating: more than
+// any built-in kind has selectable fields, and than most objects have
+// labels.
+const pairsSmall = 16
 
 // Len returns the number of pairs.
 func (p Pairs) Len() int {
