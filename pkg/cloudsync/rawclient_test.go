@@ -122,7 +122,7 @@ func TestRawListPages(t *testing.T) {
 					t.Errorf("object %d: got %s, want %s", i, o.Raw, want[i])
 				}
 			}
-			if objs[0].RV != 5 || objs[0].Labels["app"] != "x" || objs[1].Name != "b" {
+			if objs[0].RV != 5 || objs[0].Labels.Get("app") != "x" || objs[1].Name != "b" {
 				t.Errorf("got %+v and %+v, want a at 5 labelled app=x and b", objs[0], objs[1])
 			}
 		})

@@ -99,3 +99,59 @@ func convertPage(b *testing.B, page runtime.Object) {
 		b.Fatal(err)
 	}
 }
+
+// TestStoredBytesOwnTheirMemory checks that a stored object's bytes are
+// its own, not a slice of the page or decoder buffer they came from:
+// scribbling over the buffer afterwards leaves them intact.
+func TestStoredBytesOwnTheirMemory(t *testing.T) {
+	const item = `"metadata":{"name":"a","namespace":"ns","resourceVersion":"7"},"data":{"k":"v"}}`
+	typed := `{"apiVersion":"v1","kind":"ConfigMap",` + item
+	tests := []struct {
+		name   string
+		buf    string
+		decode func(buf []byte) (runtime.Object, error)
+		want   string
+	}{
+		{"list item with type", `{"kind":"ConfigMapList","apiVersion":"v1","metadata":{},"items":[` + typed + `]}`, listItem, typed},
+		{"list item without type", `{"kind":"ConfigMapList","apiVersion":"v1","metadata":{},"items":[{` + item + `]}`, listItem, typed},
+		{"watched, apiVersion first", typed, watched, typed},
+		{"watched, kind first", `{"kind":"ConfigMap","apiVersion":"v1",` + item, watched, typed},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			buf := []byte(tt.buf)
+			obj, err := tt.decode(buf)
+			if err != nil {
+				t.Fatal(err)
+			}
+			o, err := toObject(obj)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i := range buf {
+				buf[i] = 'x'
+			}
+			if string(o.Raw) != tt.want {
+				t.Errorf("got Raw %s, want %s", o.Raw, tt.want)
+			}
+		})
+	}
+}
+
+// listItem decodes buf as a LIST page and returns its only item.
+func listItem(buf []byte) (runtime.Object, error) {
+	l, err := decodeList(buf)
+	if err != nil {
+		return nil, err
+	}
+	if len(l.Items) != 1 {
+		return nil, fmt.Errorf("got %d items, want 1", len(l.Items))
+	}
+	return l.Items[0], nil
+}
+
+// watched decodes buf as the object of a watch event.
+func watched(buf []byte) (runtime.Object, error) {
+	obj, _, err := rawSerializer{}.Decode(buf, nil, nil)
+	return obj, err
+}

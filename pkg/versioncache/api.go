@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync/atomic"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
@@ -55,15 +56,18 @@ type Object struct {
 	// metadata.resourceVersion equals RV.
 	Raw []byte
 	// Labels are metadata.labels.
-	Labels labels.Set
+	Labels Pairs
 	// Fields holds every field a field selector may name for this kind:
 	// metadata.name and metadata.namespace always, plus the kind's own
 	// fields as the kinds table defines them.
-	Fields fields.Set
+	Fields Pairs
 
-	// enc caches other encodings of Raw (see Encoded); nil for objects
-	// not built by NewObject or WithRV, which then do not cache.
-	enc *encodings
+	// enc caches other encodings of Raw (see Encoded): nil until the
+	// first Encoded call, then set once and never changed.
+	enc atomic.Pointer[encodings]
+	// caches is set by NewObject and WithRV: objects built otherwise do
+	// not cache their encodings.
+	caches bool
 }
 
 // Event is one change to a resource. Events are immutable once applied.

@@ -78,10 +78,21 @@ func exactSize(b []byte) []byte {
 // NewObject (or WithRV) do not cache: encode runs on every call.
 func (o *Object) Encoded(key string, encode func(raw []byte) ([]byte, error)) ([]byte, error) {
 	f := func() ([]byte, error) { return encode(o.Raw) }
-	if o.enc == nil {
+	if !o.caches {
 		return f()
 	}
-	return o.enc.get(encodingKey{name: key}, f)
+	return o.encodings().get(encodingKey{name: key}, f)
+}
+
+// encodings returns o's cache, making it on first use: most objects are
+// never encoded other than as JSON, so they do not carry an empty cache.
+// Concurrent first callers race to install theirs; all use the winner's.
+func (o *Object) encodings() *encodings {
+	if c := o.enc.Load(); c != nil {
+		return c
+	}
+	o.enc.CompareAndSwap(nil, new(encodings))
+	return o.enc.Load()
 }
 
 // EncodedFrame is Frame for another wire format, named by a non-empty

@@ -104,9 +104,9 @@ func buildDeletedFromPrev(e *Event) Event {
 		// Raw that cannot be rewritten never comes from NewObject. Sending
 		// the old bytes with the right Event.RV beats dropping the delete,
 		// which would leave the client with an object that is gone.
-		c := *e.Prev
-		c.RV = e.RV
-		obj = &c
+		p := e.Prev
+		obj = &Object{Namespace: p.Namespace, Name: p.Name, RV: e.RV, Raw: p.Raw,
+			Labels: p.Labels, Fields: p.Fields, caches: p.caches}
 	}
 	return Event{Type: watch.Deleted, RV: e.RV, Object: obj, Prev: e.Prev, shared: newShared(obj, e.RV)}
 }

@@ -42,6 +42,15 @@ func MustNewObject(t testing.TB, raw []byte) *Object {
 	return o
 }
 
+func MustPairs(t testing.TB, m map[string]string) Pairs {
+	t.Helper()
+	p, err := PairsOf(m)
+	if err != nil {
+		t.Fatalf("PairsOf(%v): %v", m, err)
+	}
+	return p
+}
+
 func MustPod(t testing.TB, ns, name string, rv uint64, app string) *Object {
 	t.Helper()
 	return MustNewObject(t, podJSON(ns, name, rv, app, ""))

@@ -9,7 +9,6 @@ import (
 
 	"github.com/apiserver-lite/apiserver-lite/pkg/versioncache/kinds"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/labels"
 )
 
 // NewObject decodes raw JSON into an Object, extracting namespace, name,
@@ -92,14 +91,22 @@ func build(t kinds.Table, raw []byte, h *kinds.Scan, apiVersion, kind string) (*
 	if err != nil {
 		return nil, fmt.Errorf("decode object %s: %w", h.Name, err)
 	}
+	fields, err := PairsOf(fs)
+	if err != nil {
+		return nil, fmt.Errorf("decode object %s: %w", h.Name, err)
+	}
+	labels, err := PairsOf(h.Labels)
+	if err != nil {
+		return nil, fmt.Errorf("decode object %s: %w", h.Name, err)
+	}
 	return &Object{
 		Namespace: h.Namespace,
 		Name:      h.Name,
 		RV:        rv,
 		Raw:       raw,
-		Labels:    labels.Set(h.Labels),
-		Fields:    fs,
-		enc:       new(encodings),
+		Labels:    labels,
+		Fields:    fields,
+		caches:    true,
 	}, nil
 }
 

@@ -1,6 +1,7 @@
 package versioncache
 
 import (
+	"maps"
 	"reflect"
 	"strings"
 	"testing"
@@ -134,7 +135,7 @@ func TestNewObjectFields(t *testing.T) {
 			if o.RV != tt.wantRV {
 				t.Errorf("got RV %d, want %d", o.RV, tt.wantRV)
 			}
-			if !labels.Equals(o.Labels, tt.wantLabels) {
+			if got := labels.Set(maps.Collect(o.Labels.All())); !labels.Equals(got, tt.wantLabels) {
 				t.Errorf("got labels %v, want %v", o.Labels, tt.wantLabels)
 			}
 			if got, want := o.Fields.String(), tt.wantFields.String(); got != want {
@@ -224,7 +225,7 @@ func TestWithRV(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			o := &Object{Name: "a", RV: 5, Raw: []byte(tt.raw), Labels: labels.Set{"k": "v"}}
+			o := &Object{Name: "a", RV: 5, Raw: []byte(tt.raw), Labels: MustPairs(t, map[string]string{"k": "v"})}
 			got, err := o.WithRV(99)
 			if err != nil {
 				t.Fatalf("WithRV: %v", err)
@@ -232,7 +233,7 @@ func TestWithRV(t *testing.T) {
 			if string(got.Raw) != tt.want {
 				t.Errorf("got Raw %s, want %s", got.Raw, tt.want)
 			}
-			if got.RV != 99 || got.Name != "a" || got.Labels["k"] != "v" {
+			if got.RV != 99 || got.Name != "a" || got.Labels.Get("k") != "v" {
 				t.Errorf("got %+v, want a copy with RV 99", got)
 			}
 			if o.RV != 5 || string(o.Raw) != tt.raw {
@@ -270,7 +271,7 @@ func TestWithRVRoundTrip(t *testing.T) {
 		t.Fatalf("WithRV: %v", err)
 	}
 	back := MustNewObject(t, c.Raw)
-	if back.RV != 1234 || back.Name != "p" || back.Fields["spec.nodeName"] != "n1" {
+	if back.RV != 1234 || back.Name != "p" || back.Fields.Get("spec.nodeName") != "n1" {
 		t.Errorf("got %+v, want p at RV 1234 on n1", back)
 	}
 	if back.Fields.String() != o.Fields.String() || back.Labels.String() != o.Labels.String() {
@@ -303,7 +304,7 @@ func TestNewObjectWithInjectedTable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, ok := o.Fields["spec.color"]; ok {
+	if o.Fields.Has("spec.color") {
 		t.Errorf("got spec.color from the builtin table, want only metadata fields")
 	}
 }
@@ -360,7 +361,7 @@ func TestNewListItem(t *testing.T) {
 	// A Pod item's selectable fields are read although its kind came from
 	// the list.
 	o, err := NewListItem([]byte(tests[0].raw), "v1", "Pod")
-	if err != nil || o.Fields["spec.nodeName"] != "n" {
+	if err != nil || o.Fields.Get("spec.nodeName") != "n" {
 		t.Errorf("got fields %v (%v), want spec.nodeName=n", o.Fields, err)
 	}
 }

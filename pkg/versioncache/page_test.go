@@ -156,7 +156,7 @@ func TestListPageHistory(t *testing.T) {
 			case prev == nil:
 				events, live[key] = append(events, ev(watch.Added, o)), o
 			case rng.IntN(3) == 0:
-				events = append(events, ev(watch.Deleted, MustPod(t, ns, name, rv, prev.Labels["app"])))
+				events = append(events, ev(watch.Deleted, MustPod(t, ns, name, rv, prev.Labels.Get("app"))))
 				delete(live, key)
 			default:
 				events, live[key] = append(events, ev(watch.Modified, o)), o

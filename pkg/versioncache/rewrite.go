@@ -33,9 +33,7 @@ func (o *Object) WithRV(rv uint64) (*Object, error) {
 	if err != nil {
 		return nil, fmt.Errorf("set resourceVersion of %s/%s: %w", o.Namespace, o.Name, err)
 	}
-	c := *o
-	c.RV = rv
-	c.Raw = raw
-	c.enc = new(encodings) // o's encodings are of the old Raw
-	return &c, nil
+	// o's encodings are of the old Raw: the copy starts with none.
+	return &Object{Namespace: o.Namespace, Name: o.Name, RV: rv, Raw: raw,
+		Labels: o.Labels, Fields: o.Fields, caches: true}, nil
 }

@@ -222,7 +222,7 @@ func TestSelectorTransitions(t *testing.T) {
 		got := drain(w)
 		var gotS []string
 		for _, e := range got {
-			gotS = append(gotS, fmt.Sprintf("%s %s %d %s", e.Type, e.Object.Name, e.RV, e.Object.Labels["app"]))
+			gotS = append(gotS, fmt.Sprintf("%s %s %d %s", e.Type, e.Object.Name, e.RV, e.Object.Labels.Get("app")))
 			if e.Object.RV != e.RV {
 				t.Errorf("%s: got object RV %d, want event RV %d", s.name, e.Object.RV, e.RV)
 			}
