@@ -188,7 +188,8 @@ func (p *profiler) note() string {
 	if len(p.notes) == 0 {
 		return "none saved"
 	}
-	return fmt.Sprintf("in %s, each with its `go tool pprof -top` in a .txt next to it: %s", p.dir, strings.Join(p.notes, "; "))
+	// The folder is named as the report links it: beside the report.
+	return fmt.Sprintf("in [%[1]s/](%[1]s/) next to this report, each with its `go tool pprof -top` in a .txt beside it: %[2]s", filepath.Base(p.dir), strings.Join(p.notes, "; "))
 }
 
 // expectedProfiles are the profiles a run saves when apiserver-lite serves
