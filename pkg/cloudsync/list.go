@@ -54,15 +54,7 @@ func (s *Syncer) relist(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("relist: %w", err)
 	}
-	ops := make([]metastore.Op, 0, len(events))
-	for _, ev := range events {
-		if ev.Type == watch.Deleted {
-			ops = append(ops, deleteOp(ev.Object))
-		} else {
-			ops = append(ops, upsertOp(ev.Object))
-		}
-	}
-	if err := s.applyStore(ctx, ops, listRV); err != nil {
+	if err := s.applyStore(ctx, eventOps(events), listRV); err != nil {
 		return fmt.Errorf("persist relist: %w", err)
 	}
 	s.rv = listRV
@@ -152,6 +144,19 @@ func appendItems(objs []*versioncache.Object, page runtime.Object) ([]*versionca
 		return nil
 	})
 	return objs, err
+}
+
+// eventOps returns the store operations that make events durable.
+func eventOps(events []versioncache.Event) []metastore.Op {
+	ops := make([]metastore.Op, 0, len(events))
+	for _, ev := range events {
+		if ev.Type == watch.Deleted {
+			ops = append(ops, deleteOp(ev.Object))
+		} else {
+			ops = append(ops, upsertOp(ev.Object))
+		}
+	}
+	return ops
 }
 
 // diff returns the events that turn the stored state into the listed one:

@@ -9,7 +9,6 @@ import (
 	"github.com/apiserver-lite/apiserver-lite/pkg/versioncache"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/watch"
 )
 
 // errLeanFallback is wrapped by every error of a lean relist after which
@@ -142,15 +141,7 @@ func (s *Syncer) storedBase(ctx context.Context, keys []metastore.Key, p leanPla
 // commitLean makes the events durable at listRV, then visible, as relist
 // does with a full list's difference.
 func (s *Syncer) commitLean(ctx context.Context, events []versioncache.Event, listRV uint64, listed int) error {
-	ops := make([]metastore.Op, 0, len(events))
-	for _, ev := range events {
-		if ev.Type == watch.Deleted {
-			ops = append(ops, deleteOp(ev.Object))
-		} else {
-			ops = append(ops, upsertOp(ev.Object))
-		}
-	}
-	if err := s.applyStore(ctx, ops, listRV); err != nil {
+	if err := s.applyStore(ctx, eventOps(events), listRV); err != nil {
 		return fmt.Errorf("persist relist: %w", err)
 	}
 	s.rv = listRV
