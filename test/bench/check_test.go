@@ -124,3 +124,24 @@ func TestProcStat(t *testing.T) {
 		t.Error("readCPU(-1): got no error")
 	}
 }
+
+func TestEventRV(t *testing.T) {
+	tests := []struct {
+		ev     string
+		want   string
+		wantOK bool
+	}{
+		{`{"type":"MODIFIED","object":{"metadata":{"name":"p","resourceVersion":"42"}}}`, "42", true},
+		{`{"type":"MODIFIED","object":{"metadata":{"resourceVersion":"7","annotations":{"a":"\"resourceVersion\":\"9\""}}}}`, "7", true},
+		{`{"type":"ERROR","object":{"kind":"Status"}}`, "", false},
+		{`{"type":"MODIFIED","object":{"metadata":{"resourceVersion":""}}}`, "", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.ev, func(t *testing.T) {
+			got, ok := eventRV([]byte(tt.ev))
+			if got != tt.want || ok != tt.wantOK {
+				t.Errorf("got %q, %v, want %q, %v", got, ok, tt.want, tt.wantOK)
+			}
+		})
+	}
+}

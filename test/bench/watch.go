@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/url"
 	"slices"
@@ -43,12 +44,18 @@ type watchResult struct {
 	// all watchers.
 	cpuPer1k time.Duration
 	updates  int
+	// resumed is how many times the server ended a watch that was then
+	// opened again from its last resourceVersion.
+	resumed int
 }
 
 // watchRun is one measurement: writes stamped with their send time and
 // the delays the watchers saw.
 type watchRun struct {
 	sent []atomic.Int64 // unix nanos of each update's write, by seq
+
+	// resumed counts watches the server ended that were opened again.
+	resumed atomic.Int64
 
 	mu sync.Mutex
 	// delays are the delivery delays seen so far. Guarded by mu.
@@ -112,11 +119,28 @@ func currentRV(ctx context.Context, s *server, node string) (string, error) {
 
 // watch streams one JSON watch and records the delay of every event that
 // carries a sequence number of this run. It calls ready once the server
-// has answered.
+// has answered. When the server ends the stream (kube-apiserver closes a
+// watcher it finds unresponsive), it watches again from the last
+// resourceVersion it saw, as client-go's reflector does, and counts the
+// resume in run.resumed.
 func (run *watchRun) watch(ctx context.Context, s *server, node, rv string, seqBase int, count *atomic.Int64, ready func()) error {
 	once := sync.OnceFunc(ready)
 	defer once()
-	q := url.Values{"watch": {"1"}, "fieldSelector": {podSelector(node)}, "resourceVersion": {rv}}
+	for {
+		err := run.watchOnce(ctx, s, node, &rv, seqBase, count, once)
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if !errors.Is(err, io.EOF) && !errors.Is(err, io.ErrUnexpectedEOF) {
+			return err
+		}
+		run.resumed.Add(1)
+	}
+}
+
+// watchOnce is one watch request from *rv; *rv follows the events read.
+func (run *watchRun) watchOnce(ctx context.Context, s *server, node string, rv *string, seqBase int, count *atomic.Int64, ready func()) error {
+	q := url.Values{"watch": {"1"}, "fieldSelector": {podSelector(node)}, "resourceVersion": {*rv}}
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.base+"/api/v1/pods?"+q.Encode(), nil)
 	if err != nil {
 		return err
@@ -130,17 +154,17 @@ func (run *watchRun) watch(ctx context.Context, s *server, node, rv string, seqB
 	if resp.StatusCode != http.StatusOK {
 		return fmt.Errorf("%s watch: %s", s.name, resp.Status)
 	}
-	once()
+	ready()
 	dec := json.NewDecoder(resp.Body)
 	for {
 		var ev json.RawMessage
 		if err := dec.Decode(&ev); err != nil {
-			if ctx.Err() != nil {
-				return ctx.Err()
-			}
 			return fmt.Errorf("%s watch: %w", s.name, err)
 		}
 		at := time.Now()
+		if v, ok := eventRV(ev); ok {
+			*rv = v
+		}
 		seq, ok := eventSeq(ev)
 		if !ok || seq < seqBase || seq-seqBase >= len(run.sent) {
 			continue
@@ -151,6 +175,25 @@ func (run *watchRun) watch(ctx context.Context, s *server, node, rv string, seqB
 		run.mu.Unlock()
 		count.Add(1)
 	}
+}
+
+// rvKey precedes an object's resourceVersion in its JSON; the first one in
+// a pod's watch event is its metadata's.
+var rvKey = []byte(`"resourceVersion":"`)
+
+// eventRV finds the resourceVersion of a JSON watch event's object without
+// decoding it.
+func eventRV(ev []byte) (string, bool) {
+	i := bytes.Index(ev, rvKey)
+	if i < 0 {
+		return "", false
+	}
+	rest := ev[i+len(rvKey):]
+	j := bytes.IndexByte(rest, '"')
+	if j <= 0 {
+		return "", false
+	}
+	return string(rest[:j]), true
 }
 
 // seqKey precedes the sequence number in a pod's JSON.
@@ -237,7 +280,7 @@ func waitDelivered(ctx context.Context, counts []atomic.Int64, want int64) {
 func (run *watchRun) result(counts []atomic.Int64, n int, cpu time.Duration) watchResult {
 	run.mu.Lock()
 	defer run.mu.Unlock()
-	r := watchResult{want: n * len(counts), updates: n}
+	r := watchResult{want: n * len(counts), updates: n, resumed: int(run.resumed.Load())}
 	for i := range counts {
 		r.delivered += int(counts[i].Load())
 	}
