@@ -40,14 +40,7 @@ func TestRelistLeanAfterCompaction(t *testing.T) {
 		createDurConfigMap(ctx, t, cms, fmt.Sprintf("cm-%02d", i), "0")
 	}
 	checkDurEdgeConverges(ctx, t, c, ns)
-	start, err := c.EdgeClient().CoreV1().ConfigMaps(ns).List(ctx, metav1.ListOptions{})
-	if err != nil {
-		t.Fatalf("list through the edge: %v", err)
-	}
-	w, err := c.EdgeClient().CoreV1().ConfigMaps(ns).Watch(ctx, metav1.ListOptions{ResourceVersion: start.ResourceVersion})
-	if err != nil {
-		t.Fatalf("watch through the edge from %s: %v", start.ResourceVersion, err)
-	}
+	w, startRV := watchEdgeConfigMaps(ctx, t, c, ns)
 	defer w.Stop()
 
 	c.CutLink()
@@ -78,7 +71,7 @@ func TestRelistLeanAfterCompaction(t *testing.T) {
 	waitDurCompacted(ctx, t, cms, cut.ResourceVersion)
 
 	c.RestoreLink()
-	checkDurWatchSees(t, w, start.ResourceVersion, want)
+	checkDurWatchSees(t, w, startRV, want)
 	checkDurEdgeConverges(ctx, t, c, ns)
 	checkLeanRelistLogged(t, c, logOffset)
 }

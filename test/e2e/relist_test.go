@@ -80,14 +80,7 @@ func TestRelistAfterCompaction(t *testing.T) {
 	}
 	checkDurEdgeConverges(ctx, t, c, ns)
 
-	start, err := c.EdgeClient().CoreV1().ConfigMaps(ns).List(ctx, metav1.ListOptions{})
-	if err != nil {
-		t.Fatalf("list through the edge: %v", err)
-	}
-	w, err := c.EdgeClient().CoreV1().ConfigMaps(ns).Watch(ctx, metav1.ListOptions{ResourceVersion: start.ResourceVersion})
-	if err != nil {
-		t.Fatalf("watch through the edge from %s: %v", start.ResourceVersion, err)
-	}
+	w, startRV := watchEdgeConfigMaps(ctx, t, c, ns)
 	defer w.Stop()
 
 	c.CutLink()
@@ -103,7 +96,7 @@ func TestRelistAfterCompaction(t *testing.T) {
 	}
 
 	c.RestoreLink()
-	checkDurWatchSees(t, w, start.ResourceVersion, want)
+	checkDurWatchSees(t, w, startRV, want)
 	if ev, err := nextDurEvent(w, relistQuiet); !errors.Is(err, errDurNoEvent) {
 		t.Errorf("local watch got %s %v after the diff, want nothing more (%v)", ev.Type, ev.Object, err)
 	}
@@ -226,4 +219,19 @@ func durLogSize(t *testing.T, c *framework.Cluster) int64 {
 		t.Fatalf("stat edge log: %v", err)
 	}
 	return fi.Size()
+}
+
+// watchEdgeConfigMaps lists ns's configmaps through the edge and watches
+// them from the list's resourceVersion, which it returns with the watch.
+func watchEdgeConfigMaps(ctx context.Context, t *testing.T, c *framework.Cluster, ns string) (watch.Interface, string) {
+	t.Helper()
+	start, err := c.EdgeClient().CoreV1().ConfigMaps(ns).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatalf("list through the edge: %v", err)
+	}
+	w, err := c.EdgeClient().CoreV1().ConfigMaps(ns).Watch(ctx, metav1.ListOptions{ResourceVersion: start.ResourceVersion})
+	if err != nil {
+		t.Fatalf("watch through the edge from %s: %v", start.ResourceVersion, err)
+	}
+	return w, start.ResourceVersion
 }
