@@ -34,10 +34,6 @@ const (
 	slowWriteInterval = 50 * time.Millisecond
 	// slowDrive is how long the cloud writes run.
 	slowDrive = 20 * time.Second
-	// slowWarmUp is how long the writes run before the measurement: about
-	// 100 updates of slowPadding bytes, more than a stalled connection's
-	// socket buffers take.
-	slowWarmUp = 5 * time.Second
 	// slowPadding is the size of each configmap's payload, in bytes: the
 	// kernel's socket buffers (a few MiB on loopback) must fill within the
 	// drive before a stalled watcher's queue can.
@@ -101,7 +97,7 @@ func TestSlowWatchersDoNotHurtFastOnes(t *testing.T) {
 	// Fill the stalled watchers' TCP windows and socket buffers first: the
 	// contract's stalled watcher has a full window. While those buffers
 	// still take data, every write goes to 301 connections.
-	warmUp := driveUpdates(t, cms, slowWarmUp, 0)
+	warmUp := fillStalledWatchers(t, cms, c.EdgePort, healthy)
 	written := driveUpdates(t, cms, slowDrive, len(warmUp))
 	received := healthy.waitFor(t, written)
 	delays := deliveryDelays(t, written, received)
@@ -231,12 +227,15 @@ func (h *healthyWatcher) waitFor(t *testing.T, written map[string]time.Time) map
 	}
 }
 
+// patcher patches configmaps in the cloud.
+type patcher interface {
+	Patch(context.Context, string, types.PatchType, []byte, metav1.PatchOptions, ...string) (*corev1.ConfigMap, error)
+}
+
 // driveUpdates patches the configmaps in turn every slowWriteInterval for
 // d, numbering the values from first, and returns when the cloud answered
 // each, by RV.
-func driveUpdates(t *testing.T, cms interface {
-	Patch(context.Context, string, types.PatchType, []byte, metav1.PatchOptions, ...string) (*corev1.ConfigMap, error)
-}, d time.Duration, first int) map[string]time.Time {
+func driveUpdates(t *testing.T, cms patcher, d time.Duration, first int) map[string]time.Time {
 	t.Helper()
 	written := map[string]time.Time{}
 	tick := time.NewTicker(slowWriteInterval)
