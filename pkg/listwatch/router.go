@@ -8,6 +8,7 @@ import (
 	"net/http/httputil"
 	"strings"
 	"sync/atomic"
+	"time"
 
 	"github.com/gorilla/mux"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -80,6 +81,8 @@ type server struct {
 	// synced is the held part of each cache's resource; a cache without
 	// an entry holds its whole resource.
 	synced map[*versioncache.Cache]scope.Synced
+	// evictedGrace is evictedWriteGrace; tests shorten it.
+	evictedGrace time.Duration
 }
 
 // New returns the handler of the local API.
@@ -100,6 +103,8 @@ func newServer(cfg Config) (*server, error) {
 		log:       cfg.Logger,
 		clock:     cfg.Clock,
 		version:   cfg.Version,
+
+		evictedGrace: evictedWriteGrace,
 	}
 	if s.connected == nil {
 		s.connected = func() bool { return false }

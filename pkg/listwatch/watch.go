@@ -72,6 +72,8 @@ func (s *server) serveWatch(w http.ResponseWriter, r *http.Request, t target, re
 	if err := rc.Flush(); err != nil || r.Method == http.MethodHead {
 		return
 	}
+	disarm := s.boundWritesAfterEviction(rc, watcher)
+	defer disarm()
 	ws := s.newWatchStream(w, rc, watcher, t, req, start, tbl, resp)
 	if err := ws.run(r.Context()); err != nil {
 		s.log.Debug("watch stream ended", "resource", t.gvr.String(), "error", err)

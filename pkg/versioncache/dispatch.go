@@ -50,7 +50,7 @@ func (c *Cache) removeWatcherLocked(w *Watcher, evicted bool) {
 	w.done = true
 	delete(c.watchers, w)
 	if evicted {
-		w.evicted.Store(true)
+		close(w.evicted)
 		c.tooSlow.Add(1)
 	}
 	close(w.ch)

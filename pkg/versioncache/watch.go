@@ -1,10 +1,6 @@
 package versioncache
 
-import (
-	"sync/atomic"
-
-	"k8s.io/apimachinery/pkg/watch"
-)
+import "k8s.io/apimachinery/pkg/watch"
 
 // maxWatcherBuffer is the most live events a watcher may have queued but
 // not yet read (kube-apiserver sizes its cacher's buffers from 10 to 1000
@@ -36,9 +32,9 @@ type Watcher struct {
 	// done is guarded by cache.watchMu; it is true exactly when ch is
 	// closed and the watcher is unregistered.
 	done bool
-	// evicted is set before ch is closed by an eviction, so a reader that
-	// saw the close sees it.
-	evicted atomic.Bool
+	// evicted is closed, under cache.watchMu and before ch, when the
+	// watcher is evicted, so a reader that saw ch close sees it.
+	evicted chan struct{}
 }
 
 // Watch registers a watcher selecting p.
@@ -66,7 +62,7 @@ func (c *Cache) Watch(fromRV uint64, sendState bool, p Predicate) (*Watcher, err
 	if !c.ready {
 		return nil, ErrNotReady
 	}
-	w := &Watcher{cache: c, match: newMatcher(p), startRV: c.rv, ch: make(chan Event, c.buffer)}
+	w := &Watcher{cache: c, match: newMatcher(p), startRV: c.rv, ch: make(chan Event, c.buffer), evicted: make(chan struct{})}
 	if sendState {
 		w.initial = c.stateEventsLocked(&w.match)
 	} else {
@@ -149,7 +145,19 @@ func (w *Watcher) Events() <-chan Event { return w.ch }
 
 // Evicted reports whether the watcher was dropped for falling behind. The
 // client should re-watch from the last RV it received.
-func (w *Watcher) Evicted() bool { return w.evicted.Load() }
+func (w *Watcher) Evicted() bool {
+	select {
+	case <-w.evicted:
+		return true
+	default:
+		return false
+	}
+}
+
+// EvictedC returns a channel closed when the watcher is evicted. A
+// server writing its events can then stop waiting on a client that no
+// longer reads: the client must re-watch anyway.
+func (w *Watcher) EvictedC() <-chan struct{} { return w.evicted }
 
 // Stop unregisters the watcher and closes its channel. It is idempotent
 // and safe to call concurrently with Apply, Replace and Close.

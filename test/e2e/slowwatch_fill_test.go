@@ -20,6 +20,12 @@ const (
 	// fillLimit bounds the warm-up. Loopback socket buffers of a few MiB
 	// take about 85 updates of slowPadding bytes (4 to 5 s of writes).
 	fillLimit = 30 * time.Second
+	// freedQueueBound is the most the edge's send queues may hold once the
+	// stalled connections are closed: a few events of the healthy watch.
+	freedQueueBound = 1 << 20
+	// freedWithin bounds the wait for the stalled connections to close:
+	// the edge's grace for an evicted watch's writes (10 s), with margin.
+	freedWithin = 30 * time.Second
 	// tcpEstablished is the state column of an established socket in
 	// /proc/net/tcp.
 	tcpEstablished = "01"
@@ -59,6 +65,28 @@ func fillStalledWatchers(t *testing.T, cms patcher, port int, healthy *healthyWa
 	}
 	healthy.waitFor(t, written)
 	return written
+}
+
+// waitSendQueuesFreed waits until the edge has closed the evicted stalled
+// watchers' connections, which frees their send queues in the kernel.
+func waitSendQueuesFreed(t *testing.T, port int) {
+	t.Helper()
+	start := time.Now()
+	for {
+		queued, err := edgeSendQueue(port)
+		if err != nil {
+			t.Fatalf("edge send queues: %v", err)
+		}
+		if queued <= freedQueueBound {
+			t.Logf("edge send queues freed %s after the drive: %d KiB", time.Since(start).Round(time.Millisecond), queued>>10)
+			return
+		}
+		if time.Since(start) > freedWithin {
+			t.Fatalf("edge send queues: got %d MiB %s after the drive, want under %d MiB: evicted watches still open",
+				queued>>20, freedWithin, freedQueueBound>>20)
+		}
+		time.Sleep(rssSample)
+	}
 }
 
 // edgeSendQueue returns the bytes queued in the kernel on the server side
