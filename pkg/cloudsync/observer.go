@@ -6,6 +6,11 @@ const (
 	RelistInitial = "initial"
 	// RelistExpired: the cloud answered 410 to the watermark.
 	RelistExpired = "expired"
+	// RelistRegressed: the cloud is behind the watermark or sent a change
+	// the stored history cannot explain (an object re-created under
+	// another UID with no DELETED): it was restored from a backup, and its
+	// history no longer continues the stored one.
+	RelistRegressed = "regressed"
 )
 
 // Observer is told of sync progress, for metrics and health. Its methods

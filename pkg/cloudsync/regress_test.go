@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -78,15 +80,18 @@ func TestClassifyRelistsOnTooLargeRV(t *testing.T) {
 	for _, tt := range []struct {
 		name string
 		err  error
-		want bool
+		want error // the sentinel that makes the syncer relist; nil for none
 	}{
-		{"410 expired", apierrors.NewResourceExpired("too old"), true},
-		{"too large", tooLarge, true},
-		{"plain timeout", apierrors.NewTimeoutError("slow", 1), false},
+		{"410 expired", apierrors.NewResourceExpired("too old"), errExpired},
+		{"too large", tooLarge, errConflict},
+		{"plain timeout", apierrors.NewTimeoutError("slow", 1), nil},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := errors.Is(classify("watch", tt.err), errExpired); got != tt.want {
-				t.Errorf("got relist %v, want %v", got, tt.want)
+			got := classify("watch", tt.err)
+			for _, sentinel := range []error{errExpired, errConflict} {
+				if is := errors.Is(got, sentinel); is != (sentinel == tt.want) {
+					t.Errorf("got %v; errors.Is(%v) %v, want %v", got, sentinel, is, !is)
+				}
 			}
 		})
 	}
@@ -100,13 +105,14 @@ func TestCloudRVRegressionReplacesLocalState(t *testing.T) {
 		list    *unstructured.UnstructuredList
 		want    []string
 		wantRV  uint64
+		reason  string // of the relist
 	}{
 		{"cloud behind the watermark on resume", nil, 20,
 			cmList(20, withUID(cm("a", "one", 15, "restored"), "u9"), cm("a", "new", 12, "n")),
-			[]string{"a/new@12", "a/one@15"}, 20},
+			[]string{"a/new@12", "a/one@15"}, 20, RelistRegressed},
 		{"410 for our watermark, other UID", expiredWatch, 120,
 			cmList(120, withUID(cm("a", "one", 90, "restored"), "u9"), cm("a", "new", 110, "n")),
-			[]string{"a/new@110", "a/one@90"}, 120},
+			[]string{"a/new@110", "a/one@90"}, 120, RelistExpired},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			e := mustEnv(t, t.TempDir())
@@ -142,6 +148,9 @@ func TestCloudRVRegressionReplacesLocalState(t *testing.T) {
 			lists, rvs := e.lw.recorded()
 			if want := fmt.Sprint(tt.wantRV); lists != 1 || rvs[len(rvs)-1] != want {
 				t.Errorf("got %d lists and watch RVs %v, want 1 list and a watch from %s", lists, rvs, want)
+			}
+			if got := relists(&e.obs); !slices.Equal(got, []string{"relist " + tt.reason}) {
+				t.Errorf("relists: got %v, want [relist %s]", got, tt.reason)
 			}
 		})
 	}
@@ -180,6 +189,20 @@ func TestWatchAddedWithOtherUIDRelists(t *testing.T) {
 	if lists, rvs := e.lw.recorded(); lists != 1 || rvs[len(rvs)-1] != "120" {
 		t.Errorf("got %d lists and watch RVs %v, want 1 list and a watch from 120", lists, rvs)
 	}
+	if got := relists(&e.obs); !slices.Equal(got, []string{"relist " + RelistRegressed}) {
+		t.Errorf("relists: got %v, want [relist %s]", got, RelistRegressed)
+	}
+}
+
+// relists returns the relists obs saw, in order.
+func relists(obs *recordingObserver) []string {
+	var out []string
+	for _, c := range obs.snapshot() {
+		if strings.HasPrefix(c, "relist ") {
+			out = append(out, c)
+		}
+	}
+	return out
 }
 
 func TestWatchDeleteThenAddIsNoConflict(t *testing.T) {

@@ -98,6 +98,7 @@ type env struct {
 	lw    *fakeLW
 	res   Resource
 	link  *Link
+	obs   recordingObserver // what the syncer started by start reports
 }
 
 func mustEnv(t *testing.T, dir string) *env {
@@ -113,7 +114,8 @@ func mustEnv(t *testing.T, dir string) *env {
 // start runs a Syncer until the test ends.
 func (e *env) start(t *testing.T) {
 	t.Helper()
-	s := New(Config{Resource: e.res, ListerWatcher: e.lw, Discovery: fakeDiscovery{}, Store: e.store, Cache: e.cache, Link: e.link})
+	s := New(Config{Resource: e.res, ListerWatcher: e.lw, Discovery: fakeDiscovery{}, Store: e.store, Cache: e.cache, Link: e.link,
+		Observer: &e.obs})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { defer close(done); _ = s.Run(ctx) }()

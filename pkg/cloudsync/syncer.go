@@ -52,9 +52,9 @@ type Syncer struct {
 	// rv is the watermark: every cloud change up to rv is durable in the
 	// Store and visible in the Cache.
 	rv uint64
-	// needList is set when there is no watermark yet or the cloud
-	// answered 410 to it.
-	needList bool
+	// needList is why the next attempt relists, one of the Relist*
+	// reasons; empty when it resumes from the watermark.
+	needList string
 	// haveInfo is set once discovery information was fetched this run.
 	haveInfo bool
 	// checkRV is set on start and after a failed attempt: the cloud may
@@ -88,8 +88,10 @@ func New(cfg Config) *Syncer {
 	if cfg.Cache.Ready() {
 		s.rv = cfg.Cache.RV()
 	}
-	s.needList = s.rv == 0
-	s.checkRV = !s.needList
+	if s.rv == 0 {
+		s.needList = RelistInitial
+	}
+	s.checkRV = s.needList == ""
 	return s
 }
 
@@ -107,11 +109,11 @@ func (s *Syncer) Run(ctx context.Context) error {
 			continue // the cloud closed the watch: re-watch from s.rv
 		case errors.Is(err, errExpired):
 			s.log.Info("cloud expired the watermark, relisting", "rv", s.rv)
-			s.needList = true
+			s.needList = RelistExpired
 			continue
 		case errors.Is(err, errConflict):
 			s.log.Warn("relisting", "reason", err, "rv", s.rv)
-			s.needList = true
+			s.needList = RelistRegressed
 			continue
 		case errors.Is(err, errLinkDead):
 			s.log.Warn("cloud watch presumed dead, re-watching once the link is up", "rv", s.rv)
@@ -164,19 +166,21 @@ func (s *Syncer) syncOnce(ctx context.Context) error {
 	if err := s.ensureInfo(ctx); err != nil {
 		return fmt.Errorf("discover: %w", err)
 	}
-	if s.checkRV && !s.needList {
+	if s.checkRV && s.needList == "" {
 		behind, err := s.cloudBehind(ctx)
 		if err != nil {
 			return err
 		}
-		s.needList, s.checkRV = behind, false
+		if s.checkRV = false; behind {
+			s.needList = RelistRegressed
+		}
 	}
-	if s.needList {
-		s.cfg.Observer.Relisted(s.key, s.relistReason())
+	if s.needList != "" {
+		s.cfg.Observer.Relisted(s.key, s.needList)
 		if err := s.relist(ctx); err != nil {
 			return err
 		}
-		s.needList = false
+		s.needList = ""
 	}
 	return s.watch(ctx)
 }
@@ -209,12 +213,4 @@ func (s *Syncer) ensureInfo(ctx context.Context) error {
 		return nil
 	}
 	return fmt.Errorf("%w: %s", errNotServed, gvr)
-}
-
-// relistReason says why a relist is needed.
-func (s *Syncer) relistReason() string {
-	if s.rv == 0 {
-		return RelistInitial
-	}
-	return RelistExpired
 }

@@ -205,9 +205,13 @@ func (s *Syncer) reloadCache(ctx context.Context) error {
 // cloud, into errExpired (relist, as client-go's reflector does) and wraps
 // anything else.
 func classify(what string, err error) error {
-	if apierrors.IsResourceExpired(err) || apierrors.IsGone(err) ||
-		apierrors.HasStatusCause(err, metav1.CauseTypeResourceVersionTooLarge) {
+	if apierrors.IsResourceExpired(err) || apierrors.IsGone(err) {
 		return fmt.Errorf("%s: %w", what, errExpired)
+	}
+	// The cloud is behind the watermark (a restored or rebuilt control
+	// plane, or one that lags its peers): relist, as a reflector does.
+	if apierrors.HasStatusCause(err, metav1.CauseTypeResourceVersionTooLarge) {
+		return fmt.Errorf("%s: resource version too large: %w", what, errConflict)
 	}
 	return fmt.Errorf("%s: %w", what, err)
 }

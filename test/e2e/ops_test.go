@@ -55,6 +55,7 @@ const (
 	seriesLink      = "apiserver_lite_cloud_link_up"
 	seriesStale     = `apiserver_lite_staleness_seconds{resource="configmaps"}`
 	seriesExpired   = `apiserver_lite_relists_total{reason="expired",resource="configmaps"}`
+	seriesRegressed = `apiserver_lite_relists_total{reason="regressed",resource="configmaps"}`
 	seriesWatermark = `apiserver_watch_cache_resource_version{resource="configmaps"}`
 )
 
@@ -172,7 +173,7 @@ func TestSnapshotSeedsOfflineNode(t *testing.T) {
 	waitCloudLink(t, c, "connected")
 	createDurConfigMap(ctx, t, cms, "after", "2")
 	checkDurEdgeConverges(ctx, t, c, ns)
-	for _, reason := range []string{"initial", "expired"} {
+	for _, reason := range []string{"initial", "expired", "regressed"} {
 		series := fmt.Sprintf(`apiserver_lite_relists_total{reason=%q,resource="configmaps"}`, reason)
 		if v, ok := metricValue(t, c, series); ok {
 			t.Errorf("%s: got %v, want no relist after seeding from a snapshot in the cloud's window", series, v)

@@ -69,6 +69,9 @@ func TestCloudRVRegression(t *testing.T) {
 	if replaced == 0 {
 		t.Errorf("edge log: no loud line about resource versions going backwards for %s", configMapsKey)
 	}
+	if v, _ := metricValue(t, c, seriesRegressed); v < 1 {
+		t.Errorf("%s: got %v, want at least 1", seriesRegressed, v)
+	}
 	time.Sleep(regressionQuiet)
 	if _, again := regressionLog(t, c, offset); again != relists {
 		t.Errorf("edge relisted %s %d more times after catching up, want no loop", configMapsKey, again-relists)

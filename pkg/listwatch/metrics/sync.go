@@ -23,7 +23,7 @@ const maxErrorMessage = 512
 func (m *Metrics) newSyncMetrics() {
 	m.relists = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "apiserver_lite_relists_total",
-		Help: "Full lists of a resource from the cloud, by reason (initial, expired).",
+		Help: "Full lists of a resource from the cloud, by reason (initial, expired, regressed).",
 	}, []string{"resource", "reason"})
 	m.cloudErrors = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "apiserver_lite_cloud_errors_total",
