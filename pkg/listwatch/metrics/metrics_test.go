@@ -126,6 +126,12 @@ func TestRequestInfo(t *testing.T) {
 		{"PUT", "/apis/apps/v1/namespaces/x/deployments/d", "update", "deployments.apps"},
 		{"GET", "/version", "get", ""},
 		{"GET", "/apis/apps/v1", "get", ""},
+		{"GET", "/api/v1/namespaces/a/configmaps/c", "get", "configmaps"},
+		{"GET", "/api/v1/watch/namespaces/a/configmaps", "watch", "configmaps"},
+		{"GET", "/api/v1/namespaces/a/pods?watch=1&fieldSelector=metadata.name%3Dp", "watch", "pods"},
+		{"OPTIONS", "/api/v1/namespaces/a/pods", verbOther, "pods"},
+		{"FOOBAR", "/healthz", verbOther, ""},
+		{"OPTIONS", "/healthz", "options", ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.method+tt.path, func(t *testing.T) {

@@ -3,15 +3,27 @@ package metrics
 import (
 	"context"
 	"net/http"
-	"strings"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"k8s.io/apimachinery/pkg/util/sets"
+
+	"github.com/apiserver-lite/apiserver-lite/pkg/listwatch/requestinfo"
 )
 
 // requestBuckets (seconds) are kube-apiserver's for
 // apiserver_request_duration_seconds.
 var requestBuckets = []float64{0.005, 0.025, 0.05, 0.1, 0.2, 0.4, 0.6, 0.8, 1.0, 1.25, 1.5, 2, 3, 4, 5, 6, 8, 10, 15, 20, 30, 45, 60}
+
+// verbOther labels requests whose method is none of knownVerbs' (a
+// resource request's unknown method has no verb), so a client cannot grow
+// the label set with made-up methods.
+const verbOther = "other"
+
+// knownVerbs are the verbs of kube resource requests and the lowercase
+// methods of the others.
+var knownVerbs = sets.New("get", "list", "watch", "create", "update", "patch", "delete", "deletecollection",
+	"post", "put", "head", "options")
 
 // resourceOther labels requests for resources outside the known set, so a
 // client cannot grow the label set with made-up paths.
@@ -63,52 +75,20 @@ func (m *Metrics) Instrument(h http.Handler, door string, known func(string) boo
 
 // RequestInfo returns the kube verb (get, list, watch, create, update,
 // patch, delete, deletecollection) and the group-resource of a resource
-// request; for other paths, the lowercase method and "".
+// request, as the TLS door authorizes it; for other paths, the lowercase
+// method and "".
 func RequestInfo(r *http.Request) (verb, groupResource string) {
-	parts := strings.Split(strings.Trim(r.URL.Path, "/"), "/")
-	var group string
-	switch {
-	case len(parts) >= 3 && parts[0] == "api":
-		parts = parts[2:]
-	case len(parts) >= 4 && parts[0] == "apis":
-		group, parts = parts[1], parts[3:]
-	default:
-		return strings.ToLower(r.Method), ""
+	a := requestinfo.Resolve(r)
+	verb = a.Verb
+	if !knownVerbs.Has(verb) {
+		verb = verbOther
 	}
-	if len(parts) >= 3 && parts[0] == "namespaces" {
-		parts = parts[2:] // namespaced: namespaces/{ns}/{resource}/...
+	if !a.ResourceRequest {
+		return verb, ""
 	}
-	resource, named := parts[0], len(parts) > 1
-	gr := resource
-	if group != "" {
-		gr += "." + group
+	gr := a.Resource
+	if a.Group != "" {
+		gr += "." + a.Group
 	}
-	return kubeVerb(r, named), gr
-}
-
-// kubeVerb maps an HTTP method on a collection or named object to the
-// kube verb.
-func kubeVerb(r *http.Request, named bool) string {
-	switch r.Method {
-	case http.MethodGet, http.MethodHead:
-		switch {
-		case named:
-			return "get"
-		case r.URL.Query().Get("watch") == "true" || r.URL.Query().Get("watch") == "1":
-			return "watch"
-		}
-		return "list"
-	case http.MethodPost:
-		return "create"
-	case http.MethodPut:
-		return "update"
-	case http.MethodPatch:
-		return "patch"
-	case http.MethodDelete:
-		if named {
-			return "delete"
-		}
-		return "deletecollection"
-	}
-	return strings.ToLower(r.Method)
+	return verb, gr
 }

@@ -1,13 +1,13 @@
-package auth
+package requestinfo
 
 import (
 	"net/http"
 	"strings"
 )
 
-// attributes are what a request asks, as kube-apiserver's RequestInfo
-// resolves them, for a SubjectAccessReview.
-type attributes struct {
+// Attributes are what a request asks, as kube-apiserver's RequestInfo
+// resolves them; their JSON is a SubjectAccessReview's attributes.
+type Attributes struct {
 	ResourceRequest bool   `json:"resourceRequest"`
 	Path            string `json:"path,omitempty"`
 	Verb            string `json:"verb"`
@@ -21,11 +21,11 @@ type attributes struct {
 	LabelSelector   string `json:"labelSelector,omitempty"`
 }
 
-// requestAttributes resolves r the way k8s.io/apiserver's
-// RequestInfoFactory does for the /api and /apis prefixes.
-func requestAttributes(r *http.Request) attributes {
+// Resolve resolves r the way k8s.io/apiserver's RequestInfoFactory does
+// for the /api and /apis prefixes.
+func Resolve(r *http.Request) Attributes {
 	path := r.URL.Path
-	a := attributes{Path: path, Verb: nonResourceVerb(r.Method)}
+	a := Attributes{Path: path, Verb: nonResourceVerb(r.Method)}
 	parts := splitPath(path)
 	switch {
 	case len(parts) >= 3 && parts[0] == "api":
@@ -65,7 +65,7 @@ func requestAttributes(r *http.Request) attributes {
 
 // refineCollection turns get into list/watch and delete into
 // deletecollection for a request without a name, and keeps selectors.
-func (a *attributes) refineCollection(r *http.Request) {
+func (a *Attributes) refineCollection(r *http.Request) {
 	q := r.URL.Query()
 	if a.Verb == "get" && a.Name == "" {
 		a.Verb = "list"
@@ -109,10 +109,15 @@ func splitPath(p string) []string {
 	return strings.Split(p, "/")
 }
 
+// resourceVerb is the verb of a resource request before refineCollection,
+// as RequestInfoFactory maps it: empty for a method it does not know, which
+// no authorization rule grants.
 func resourceVerb(method string) string {
 	switch method {
 	case http.MethodPost:
 		return "create"
+	case http.MethodGet, http.MethodHead:
+		return "get"
 	case http.MethodPut:
 		return "update"
 	case http.MethodPatch:
@@ -120,23 +125,10 @@ func resourceVerb(method string) string {
 	case http.MethodDelete:
 		return "delete"
 	default:
-		return "get"
+		return ""
 	}
 }
 
-func nonResourceVerb(method string) string {
-	switch method {
-	case http.MethodPost:
-		return "post"
-	case http.MethodPut:
-		return "put"
-	case http.MethodPatch:
-		return "patch"
-	case http.MethodDelete:
-		return "delete"
-	case http.MethodHead:
-		return "head"
-	default:
-		return "get"
-	}
-}
+// nonResourceVerb is the verb of a request outside /api and /apis: the
+// lowercase method, as RequestInfoFactory has it.
+func nonResourceVerb(method string) string { return strings.ToLower(method) }
