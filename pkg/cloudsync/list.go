@@ -160,9 +160,10 @@ func eventOps(events []versioncache.Event) []metastore.Op {
 }
 
 // diff returns the events that turn the stored state into the listed one:
-// ADDED and MODIFIED in resourceVersion order, then a DELETED for every
-// stored object the list lacks, carrying its last state at listRV (the
-// cloud no longer knows when it was deleted).
+// ADDED and MODIFIED (or, for a re-created object, DELETED and ADDED) in
+// resourceVersion order, then a DELETED for every stored object the list
+// lacks, carrying its last state at listRV (the cloud no longer knows when
+// it was deleted).
 func diff(stored []metastore.Object, listed []*versioncache.Object, listRV uint64) ([]versioncache.Event, error) {
 	type key struct{ ns, name string }
 	prev := make(map[key]metastore.Object, len(stored))
@@ -174,11 +175,9 @@ func diff(stored []metastore.Object, listed []*versioncache.Object, listRV uint6
 		k := key{o.Namespace, o.Name}
 		p, ok := prev[k]
 		delete(prev, k)
-		switch {
-		case !ok:
-			events = append(events, versioncache.Event{Type: watch.Added, RV: o.RV, Object: o})
-		case p.RV != o.RV:
-			events = append(events, versioncache.Event{Type: watch.Modified, RV: o.RV, Object: o})
+		var err error
+		if events, err = appendChange(events, p, ok, o); err != nil {
+			return nil, err
 		}
 	}
 	slices.SortStableFunc(events, func(a, b versioncache.Event) int { return cmp.Compare(a.RV, b.RV) })
@@ -197,6 +196,34 @@ func diff(stored []metastore.Object, listed []*versioncache.Object, listRV uint6
 		events = append(events, versioncache.Event{Type: watch.Deleted, RV: listRV, Object: last})
 	}
 	return events, nil
+}
+
+// appendChange appends the events that turn stored object p (held when
+// ok) into listed o: none when o is unchanged, ADDED when new, MODIFIED when
+// changed. An o with another UID was deleted and created again since p: as a
+// watch would have shown it, that is a DELETED carrying p's last state, then
+// an ADDED, both at o's resourceVersion (the deletion's is unknown, and is
+// at most o's), never a MODIFIED that changes the UID. A p without its
+// bytes is the same object as o: the lean relist passes only the key of an
+// object it compared by UID.
+func appendChange(events []versioncache.Event, p metastore.Object, ok bool, o *versioncache.Object) ([]versioncache.Event, error) {
+	switch {
+	case !ok:
+		return append(events, versioncache.Event{Type: watch.Added, RV: o.RV, Object: o}), nil
+	case p.RV == o.RV:
+		return events, nil
+	case p.Raw == nil || uidOf(p.Raw) == uidOf(o.Raw):
+		return append(events, versioncache.Event{Type: watch.Modified, RV: o.RV, Object: o}), nil
+	}
+	last, err := versioncache.NewObject(p.Raw)
+	if err == nil {
+		last, err = last.WithRV(o.RV)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("decode stored %s/%s: %w", p.Namespace, p.Name, err)
+	}
+	return append(events, versioncache.Event{Type: watch.Deleted, RV: o.RV, Object: last},
+		versioncache.Event{Type: watch.Added, RV: o.RV, Object: o}), nil
 }
 
 // publishable reports whether events can be applied on top of a cache at

@@ -115,15 +115,15 @@ func unsupported(err error) bool {
 
 // storedBase returns the stored state diff needs to turn into the listed
 // one, in (namespace, name) order: the keys of the changed objects (diff
-// reads only their RV) and the whole last state of the gone ones (the
-// DELETED events carry it).
+// reads only their RV) and the whole last state of the gone and re-created
+// ones (the DELETED events carry it).
 func (s *Syncer) storedBase(ctx context.Context, keys []metastore.Key, p leanPlan) ([]metastore.Object, error) {
-	last, err := s.cfg.Store.(KeyStore).Objects(ctx, s.key, p.gone)
+	last, err := s.cfg.Store.(KeyStore).Objects(ctx, s.key, p.whole)
 	if err != nil {
 		return nil, fmt.Errorf("relist: %w", err)
 	}
-	if len(last) != len(p.gone) {
-		return nil, fmt.Errorf("relist: %d of %d deleted objects not stored", len(p.gone)-len(last), len(p.gone))
+	if len(last) != len(p.whole) {
+		return nil, fmt.Errorf("relist: %d of %d deleted objects not stored", len(p.whole)-len(last), len(p.whole))
 	}
 	out := make([]metastore.Object, 0, len(p.changed)+len(last))
 	for _, k := range keys {

@@ -204,7 +204,7 @@ func TestLeanRelist(t *testing.T) {
 		name:        "recreated with another UID after the watermark",
 		cloud:       &leanCloud{rv: 60, objs: edit(leanSeed(), nil, cmu("k02", 55, "again", "u-re"))},
 		wantFetched: []string{"a/k02@60"},
-		wantEvents:  []string{"MODIFIED a/k02@55 uid=u-re"},
+		wantEvents:  []string{"DELETED a/k02@55 uid=u02", "ADDED a/k02@55 uid=u-re"},
 	}, {
 		name:        "another UID at a version the watermark covers: the cloud regressed",
 		cloud:       &leanCloud{rv: 60, objs: edit(leanSeed(), nil, cmu("k02", 3, "v", "u-other"))},

@@ -40,9 +40,10 @@ type leanPlan struct {
 	fetch []leanItem
 	// changed are the stored objects among fetch.
 	changed map[metastore.Name]bool
-	// gone are the stored objects the list lacks, in (namespace, name)
-	// order.
-	gone []metastore.Name
+	// whole are the stored objects whose whole last state a DELETED event
+	// carries, in (namespace, name) order: those the list lacks, and those
+	// listed under another UID (deleted and created again since).
+	whole []metastore.Name
 }
 
 // planLean compares the stored keys at watermark wm with the listed
@@ -59,6 +60,7 @@ func planLean(keys []metastore.Key, wm uint64, metas []metav1.PartialObjectMetad
 		held[metastore.Name{Namespace: k.Namespace, Name: k.Name}] = k
 	}
 	p := leanPlan{changed: map[metastore.Name]bool{}}
+	recreated := map[metastore.Name]bool{}
 	for i := range metas {
 		m := &metas[i]
 		rv, err := parseRV(m.ResourceVersion, m.Namespace+"/"+m.Name)
@@ -75,12 +77,13 @@ func planLean(keys []metastore.Key, wm uint64, metas []metav1.PartialObjectMetad
 			continue
 		case ok:
 			p.changed[n] = true
+			recreated[n] = k.UID != string(m.UID)
 		}
 		p.fetch = append(p.fetch, leanItem{namespace: m.Namespace, name: m.Name, rv: rv, uid: string(m.UID)})
 	}
 	for _, k := range keys {
-		if n := (metastore.Name{Namespace: k.Namespace, Name: k.Name}); held[n] == k {
-			p.gone = append(p.gone, n)
+		if n := (metastore.Name{Namespace: k.Namespace, Name: k.Name}); held[n] == k || recreated[n] {
+			p.whole = append(p.whole, n)
 		}
 	}
 	if len(p.fetch)*100 > leanMaxChangedPercent*len(metas) {

@@ -249,7 +249,8 @@ func expiredWatch() watch.Interface {
 func TestRelistAfter410PublishesDiff(t *testing.T) {
 	e := mustEnv(t, t.TempDir())
 	var seed []metastore.Op
-	for _, o := range []*unstructured.Unstructured{cm("a", "keep", 5, "k"), cm("a", "mod", 6, "m"), cm("a", "gone1", 7, "g"), cm("b", "gone2", 8, "g")} {
+	for _, o := range []*unstructured.Unstructured{cm("a", "keep", 5, "k"), cm("a", "mod", 6, "m"), cm("a", "gone1", 7, "g"), cm("b", "gone2", 8, "g"),
+		withUID(cm("a", "re", 9, "r"), "u-old")} {
 		seed = append(seed, metastore.Op{Object: storedObject(mustObject(t, o))})
 	}
 	if err := e.store.Apply(context.Background(), e.res.Key(), seed, 10); err != nil {
@@ -276,12 +277,15 @@ func TestRelistAfter410PublishesDiff(t *testing.T) {
 		return live, nil
 	}
 	e.lw.list = func(metav1.ListOptions) (runtime.Object, error) {
-		return cmList(20, cm("a", "keep", 5, "k"), cm("a", "mod", 12, "m2"), cm("a", "new", 11, "n")), nil
+		return cmList(20, cm("a", "keep", 5, "k"), cm("a", "mod", 12, "m2"), cm("a", "new", 11, "n"),
+			withUID(cm("a", "re", 13, "r2"), "u-new")), nil
 	}
 	e.start(t)
 	mustWaitWatermark(t, e, 20)
 
-	want := []string{"ADDED a/new@11", "MODIFIED a/mod@12", "DELETED a/gone1@20", "DELETED b/gone2@20"}
+	// a/re was deleted and created again: a watch shows that, not a
+	// MODIFIED that changes the UID.
+	want := []string{"ADDED a/new@11", "MODIFIED a/mod@12", "DELETED a/re@13", "ADDED a/re@13", "DELETED a/gone1@20", "DELETED b/gone2@20"}
 	var got []string
 	for len(got) < len(want) {
 		select {
@@ -303,7 +307,7 @@ func TestRelistAfter410PublishesDiff(t *testing.T) {
 	if local.Evicted() {
 		t.Errorf("local watcher evicted, want it to continue")
 	}
-	wantState := []string{"a/keep@5", "a/mod@12", "a/new@11"}
+	wantState := []string{"a/keep@5", "a/mod@12", "a/new@11", "a/re@13"}
 	if got := mustStored(t, e); !equal(got, wantState) {
 		t.Errorf("stored: got %v, want %v", got, wantState)
 	}

@@ -195,36 +195,56 @@ func changeDurAfterOutage(ctx context.Context, t *testing.T, c *framework.Cluste
 	}
 }
 
-// checkDurWatchSees reads events from w, which started at fromRV, until
-// every wanted event arrived. Events must be ADDED, MODIFIED or DELETED
-// with strictly increasing RVs after fromRV (deletes of one relist may
-// share its RV) and match want: same type, data and, except for deletes
-// (whose RV may be the relist's), the cloud's RV.
+// checkDurWatchSees is checkDurWatchSeqs with one wanted event per name.
 func checkDurWatchSees(t *testing.T, w watch.Interface, fromRV string, want map[string]watch.Event) {
 	t.Helper()
+	seqs := make(map[string][]watch.Event, len(want))
+	for name, ev := range want {
+		seqs[name] = []watch.Event{ev}
+	}
+	checkDurWatchSeqs(t, w, fromRV, seqs)
+}
+
+// checkDurWatchSeqs reads events from w, which started at fromRV, until
+// every wanted event arrived, each name's in order. Events must be ADDED,
+// MODIFIED or DELETED with increasing RVs after fromRV: the deletes of one
+// relist may share its RV, and so may the DELETED and ADDED of an object
+// deleted and created again. Each must match its wanted event: same type,
+// data, UID and, except for deletes (whose RV may be the relist's), the
+// cloud's RV.
+func checkDurWatchSeqs(t *testing.T, w watch.Interface, fromRV string, want map[string][]watch.Event) {
+	t.Helper()
+	total := 0
+	for _, evs := range want {
+		total += len(evs)
+	}
 	last, _ := strconv.ParseUint(fromRV, 10, 64)
-	seen := map[string]bool{}
-	for len(seen) < len(want) {
+	var prev watch.EventType
+	prevName := ""
+	seen := map[string]int{}
+	for matched := 0; matched < total; {
 		ev, err := nextDurEvent(w, restartEventTimeout)
 		if err != nil {
-			t.Fatalf("local watch from %s: %v; saw %v of %d wanted events", fromRV, err, seen, len(want))
+			t.Fatalf("local watch from %s: %v; saw %v of %d wanted events", fromRV, err, seen, total)
 		}
 		cm, isCM := ev.Object.(*corev1.ConfigMap)
 		if !isCM {
 			t.Fatalf("local watch from %s: got %s %T (%v), want configmap events", fromRV, ev.Type, ev.Object, ev.Object)
 		}
 		rv, _ := strconv.ParseUint(cm.ResourceVersion, 10, 64)
-		if rv < last || (rv == last && ev.Type != watch.Deleted) {
+		shared := ev.Type == watch.Deleted || (prev == watch.Deleted && prevName == cm.Name)
+		if rv < last || (rv == last && !shared) {
 			t.Errorf("local watch: %s %s rv %d after rv %d, want increasing RVs", ev.Type, cm.Name, rv, last)
 		}
-		last = rv
-		exp, wanted := want[cm.Name]
-		if !wanted || seen[cm.Name] {
+		last, prev, prevName = rv, ev.Type, cm.Name
+		i := seen[cm.Name]
+		if i >= len(want[cm.Name]) {
 			t.Errorf("local watch: unexpected %s %s rv %d data %v", ev.Type, cm.Name, rv, cm.Data)
 			continue
 		}
-		seen[cm.Name] = true
-		checkDurEvent(t, ev.Type, cm, exp)
+		seen[cm.Name]++
+		matched++
+		checkDurEvent(t, ev.Type, cm, want[cm.Name][i])
 	}
 }
 
