@@ -31,7 +31,7 @@ type batchResult struct {
 func runNextBatch(s *Syncer, ch chan watch.Event) <-chan batchResult {
 	out := make(chan batchResult, 1)
 	go func() {
-		b, open, err := s.nextBatch(context.Background(), ch, nil)
+		b, open, err := s.nextBatch(context.Background(), ch, stops{})
 		out <- batchResult{b, open, err}
 	}()
 	return out

@@ -72,6 +72,9 @@ type Link struct {
 	// upCh is closed, when it is up again. Guarded by mu.
 	deadCh chan struct{}
 	dead   bool
+	// regressedCh is closed, then replaced, each time a syncer finds the
+	// cloud's history behind the stored one. Guarded by mu.
+	regressedCh chan struct{}
 }
 
 // NewLink returns a Link that is not connected until its first probe
@@ -90,7 +93,7 @@ func NewLink(cfg LinkConfig) *Link {
 		cfg.Logger = slog.Default()
 	}
 	return &Link{cfg: cfg, relists: make(chan struct{}, cfg.MaxConcurrentRelists),
-		upCh: make(chan struct{}), deadCh: make(chan struct{})}
+		upCh: make(chan struct{}), deadCh: make(chan struct{}), regressedCh: make(chan struct{})}
 }
 
 // Connected reports whether the last probe reached the cloud.
@@ -195,6 +198,28 @@ func (l *Link) deadChan() <-chan struct{} {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.deadCh
+}
+
+// regressedChan returns a channel closed when a syncer next reports the
+// cloud's history behind the stored one.
+func (l *Link) regressedChan() <-chan struct{} {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.regressedCh
+}
+
+// reportRegressed tells every syncer that resource found the cloud's
+// history behind the stored one, and returns the channel of the next
+// report. The cloud's resource versions are shared by all its resources,
+// so all of them relist: a resource whose watermark the rebuilt cloud's
+// writes have already passed can no longer tell by itself.
+func (l *Link) reportRegressed(resource string) <-chan struct{} {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.cfg.Logger.Warn("cloud history is behind the stored one, every resource relists", "foundBy", resource)
+	close(l.regressedCh)
+	l.regressedCh = make(chan struct{})
+	return l.regressedCh
 }
 
 // waitUp returns at once if the link is up, else when it comes up, or with

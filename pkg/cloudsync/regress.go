@@ -3,6 +3,7 @@ package cloudsync
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strconv"
 
@@ -11,6 +12,33 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
+
+// errRegressedElsewhere means another resource's syncer found the cloud's
+// history behind the stored one (Link.reportRegressed): this one relists.
+var errRegressedElsewhere = errors.New("cloud history behind the stored one for another resource")
+
+// noteRegressed makes the next attempt a relist for a regressed cloud.
+// When this syncer found it (found), it tells the others.
+func (s *Syncer) noteRegressed(found bool) {
+	s.needList = RelistRegressed
+	if found {
+		s.regressed = s.cfg.Link.reportRegressed(s.key)
+		return
+	}
+	s.regressed = s.cfg.Link.regressedChan()
+}
+
+// regressedElsewhere reports whether another syncer reported the cloud
+// regressed since this one last looked, and takes the report.
+func (s *Syncer) regressedElsewhere() bool {
+	select {
+	case <-s.regressed:
+		s.regressed = s.cfg.Link.regressedChan()
+		return true
+	default:
+		return false
+	}
+}
 
 // regressed reports whether a cloud list contradicts the stored history, as
 // after a control plane is restored from an etcd backup or wiped and

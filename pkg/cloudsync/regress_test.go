@@ -83,12 +83,12 @@ func TestClassifyRelistsOnTooLargeRV(t *testing.T) {
 		want error // the sentinel that makes the syncer relist; nil for none
 	}{
 		{"410 expired", apierrors.NewResourceExpired("too old"), errExpired},
-		{"too large", tooLarge, errConflict},
+		{"too large", tooLarge, errBehind},
 		{"plain timeout", apierrors.NewTimeoutError("slow", 1), nil},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			got := classify("watch", tt.err)
-			for _, sentinel := range []error{errExpired, errConflict} {
+			for _, sentinel := range []error{errExpired, errConflict, errBehind} {
 				if is := errors.Is(got, sentinel); is != (sentinel == tt.want) {
 					t.Errorf("got %v; errors.Is(%v) %v, want %v", got, sentinel, is, !is)
 				}
@@ -221,5 +221,50 @@ func TestWatchDeleteThenAddIsNoConflict(t *testing.T) {
 	mustWaitWatermark(t, e, 102)
 	if lists, _ := e.lw.recorded(); lists != 0 {
 		t.Errorf("got %d lists, want none for a delete and re-create", lists)
+	}
+}
+
+// When one resource finds the cloud behind its watermark, every resource
+// of that cloud relists: here the other's watermark (50) is one the
+// rebuilt cloud (at 60) already passed, so its own check cannot tell, and
+// only the relist shows its object re-created under another UID.
+func TestRegressionFoundByOneResourceRelistsTheOthers(t *testing.T) {
+	seed := func(e *env, wm uint64, objs ...*unstructured.Unstructured) {
+		t.Helper()
+		var ops []metastore.Op
+		for _, u := range objs {
+			ops = append(ops, metastore.Op{Object: storedObject(mustObject(t, u))})
+		}
+		if err := e.store.Apply(context.Background(), e.res.Key(), ops, wm); err != nil {
+			t.Fatalf("seed: %v", err)
+		}
+		stored, got, _ := loadState(context.Background(), e.store, e.res.Key(), discard)
+		e.cache.Replace(stored, got)
+	}
+	finder, other := mustEnv(t, t.TempDir()), mustEnv(t, t.TempDir())
+	other.link = finder.link
+	seed(other, 50, withUID(cm("a", "one", 40, "old"), "u1"))
+	restoredCloud(other, nil, 60, cmList(60, withUID(cm("a", "one", 45, "rebuilt"), "u9")))
+	other.start(t)
+	deadline := time.Now().Add(waitTimeout)
+	for _, rvs := other.lw.recorded(); len(rvs) == 0; _, rvs = other.lw.recorded() {
+		if time.Now().After(deadline) {
+			t.Fatal("the other resource never resumed its watch")
+		}
+		time.Sleep(time.Millisecond)
+	}
+
+	seed(finder, 100, withUID(cm("a", "x", 90, "x"), "u2"))
+	restoredCloud(finder, nil, 20, cmList(20))
+	finder.start(t)
+	mustWaitWatermark(t, finder, 20)
+	mustWaitWatermark(t, other, 60)
+	if got, want := mustStored(t, other), []string{"a/one@45"}; !equal(got, want) {
+		t.Errorf("other stored: got %v, want %v", got, want)
+	}
+	for name, e := range map[string]*env{"finder": finder, "other": other} {
+		if got := relists(&e.obs); !slices.Equal(got, []string{"relist " + RelistRegressed}) {
+			t.Errorf("%s relists: got %v, want [relist %s]", name, got, RelistRegressed)
+		}
 	}
 }

@@ -19,8 +19,14 @@ import (
 var errExpired = errors.New("resource version expired in the cloud")
 
 // errConflict means a cloud watch contradicts the stored history, as a
-// cloud restored from a backup does: the syncer must relist.
+// cloud restored from a backup does: the syncer must relist, and so must
+// every other resource's (see Link.reportRegressed).
 var errConflict = errors.New("cloud history contradicts the stored state")
+
+// errBehind means the cloud refused a watch from the watermark as a
+// resource version it has not reached: this resource relists. A cloud
+// whose API server lags its peers answers so too, so the others do not.
+var errBehind = errors.New("cloud behind the watermark")
 
 // errNotServed means the cloud's discovery does not list the resource.
 var errNotServed = errors.New("resource not served by the cloud")
@@ -64,6 +70,9 @@ type Syncer struct {
 	// leanOff is set once the cloud refused a metadata list: the relists
 	// of this run list full objects.
 	leanOff bool
+	// regressed is closed when a syncer reports the cloud regressed, and
+	// replaced once this one has taken the report.
+	regressed <-chan struct{}
 
 	storeMu sync.Mutex
 	// storeErr is why the last commit failed; nil once one succeeded.
@@ -83,7 +92,7 @@ func New(cfg Config) *Syncer {
 	if cfg.Observer == nil {
 		cfg.Observer = nopObserver{}
 	}
-	s := &Syncer{cfg: cfg, key: cfg.Resource.Key(), backoff: newBackoff()}
+	s := &Syncer{cfg: cfg, key: cfg.Resource.Key(), backoff: newBackoff(), regressed: cfg.Link.regressedChan()}
 	s.log = cfg.Logger.With("resource", s.key)
 	if cfg.Cache.Ready() {
 		s.rv = cfg.Cache.RV()
@@ -111,9 +120,9 @@ func (s *Syncer) Run(ctx context.Context) error {
 			s.log.Info("cloud expired the watermark, relisting", "rv", s.rv)
 			s.needList = RelistExpired
 			continue
-		case errors.Is(err, errConflict):
+		case errors.Is(err, errConflict), errors.Is(err, errBehind), errors.Is(err, errRegressedElsewhere):
 			s.log.Warn("relisting", "reason", err, "rv", s.rv)
-			s.needList = RelistRegressed
+			s.noteRegressed(errors.Is(err, errConflict))
 			continue
 		case errors.Is(err, errLinkDead):
 			s.log.Warn("cloud watch presumed dead, re-watching once the link is up", "rv", s.rv)
@@ -166,13 +175,16 @@ func (s *Syncer) syncOnce(ctx context.Context) error {
 	if err := s.ensureInfo(ctx); err != nil {
 		return fmt.Errorf("discover: %w", err)
 	}
+	if s.regressedElsewhere() && s.needList == "" {
+		s.needList = RelistRegressed
+	}
 	if s.checkRV && s.needList == "" {
 		behind, err := s.cloudBehind(ctx)
 		if err != nil {
 			return err
 		}
 		if s.checkRV = false; behind {
-			s.needList = RelistRegressed
+			s.noteRegressed(true)
 		}
 	}
 	if s.needList != "" {

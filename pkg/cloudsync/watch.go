@@ -59,7 +59,7 @@ func (s *Syncer) watch(ctx context.Context) error {
 	}
 	defer w.Stop()
 	for {
-		b, open, err := s.nextBatch(ctx, w.ResultChan(), dead)
+		b, open, err := s.nextBatch(ctx, w.ResultChan(), stops{dead: dead, regressed: s.regressed})
 		if cerr := s.commit(ctx, b); cerr != nil {
 			return cerr
 		}
@@ -69,18 +69,29 @@ func (s *Syncer) watch(ctx context.Context) error {
 	}
 }
 
+// stops are what ends a cloud watch besides its context and the cloud.
+type stops struct {
+	// dead is closed when the link has been down too long (errLinkDead).
+	dead <-chan struct{}
+	// regressed is closed when a syncer reports the cloud regressed
+	// (errRegressedElsewhere).
+	regressed <-chan struct{}
+}
+
 // nextBatch waits for one event, then takes every event that has already
 // arrived, and, when that is a burst, those arriving within
 // groupCommitWindow, up to maxBatch in all. open is false once the cloud
-// closed the watch. It fails with errLinkDead when dead is closed while it
-// waits for the first event.
-func (s *Syncer) nextBatch(ctx context.Context, ch <-chan watch.Event, dead <-chan struct{}) (b batch, open bool, err error) {
+// closed the watch. It fails with errLinkDead or errRegressedElsewhere
+// when one of stops is closed while it waits for the first event.
+func (s *Syncer) nextBatch(ctx context.Context, ch <-chan watch.Event, st stops) (b batch, open bool, err error) {
 	b.rv = s.rv
 	select {
 	case <-ctx.Done():
 		return b, false, nil
-	case <-dead:
+	case <-st.dead:
 		return b, false, errLinkDead
+	case <-st.regressed:
+		return b, false, errRegressedElsewhere
 	case ev, ok := <-ch:
 		if !ok {
 			return b, false, nil
@@ -211,7 +222,7 @@ func classify(what string, err error) error {
 	// The cloud is behind the watermark (a restored or rebuilt control
 	// plane, or one that lags its peers): relist, as a reflector does.
 	if apierrors.HasStatusCause(err, metav1.CauseTypeResourceVersionTooLarge) {
-		return fmt.Errorf("%s: resource version too large: %w", what, errConflict)
+		return fmt.Errorf("%s: resource version too large: %w", what, errBehind)
 	}
 	return fmt.Errorf("%s: %w", what, err)
 }
