@@ -127,7 +127,7 @@ func secureConfig(cfg config, d doorDeps) (auth.SecureConfig, error) {
 // secureTLS loads or generates the TLS door's serving certificate.
 func secureTLS(cfg config, log *slog.Logger) (*tls.Config, error) {
 	o := auth.TLSOptions{CertFile: cfg.TLSCertFile, KeyFile: cfg.TLSPrivateKeyFile, ClientCAFile: cfg.ClientCAFile,
-		DataDir: cfg.DataDir, Host: cfg.NodeName, DNS: []string{"localhost"}}
+		DataDir: cfg.DataDir, Host: cfg.NodeName, DNS: []string{"localhost"}, Logger: log}
 	if host, _, err := net.SplitHostPort(cfg.SecureListenAddress); err == nil {
 		if ip := net.ParseIP(host); ip != nil && !ip.IsUnspecified() {
 			o.IPs = append(o.IPs, ip)

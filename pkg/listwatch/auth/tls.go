@@ -5,12 +5,14 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"os"
 	"path/filepath"
 	"time"
 
 	certutil "k8s.io/client-go/util/cert"
+	"k8s.io/utils/clock"
 )
 
 const (
@@ -39,10 +41,16 @@ type TLSOptions struct {
 	Host string
 	IPs  []net.IP
 	DNS  []string
+	// Clock times the checks for changed files; nil means the real clock.
+	Clock clock.PassiveClock
+	// Logger is told of changed files that cannot be used; nil discards.
+	Logger *slog.Logger
 }
 
 // ServerTLS returns the TLS door's configuration and, when it generated
-// the serving certificate, the path of the CA that signs it.
+// the serving certificate, the path of the CA that signs it. As
+// kube-apiserver's dynamic certificates do, the serving pair and the client
+// CA are read again from their files when they change (see tls_reload.go).
 func ServerTLS(o TLSOptions, now time.Time) (*tls.Config, string, error) {
 	certFile, keyFile, caPath := o.CertFile, o.KeyFile, ""
 	if certFile == "" && keyFile == "" {
@@ -53,24 +61,33 @@ func ServerTLS(o TLSOptions, now time.Time) (*tls.Config, string, error) {
 	} else if certFile == "" || keyFile == "" {
 		return nil, "", errors.New("tls-cert-file and tls-private-key-file must be set together")
 	}
-	pair, err := tls.LoadX509KeyPair(certFile, keyFile)
+	files := newServingFiles(servingPaths{cert: certFile, key: keyFile, clientCA: o.ClientCAFile}, o.Clock, o.Logger)
+	cfg, err := files.load()
 	if err != nil {
-		return nil, "", fmt.Errorf("load serving certificate: %w", err)
+		return nil, "", err
+	}
+	out := cfg.Clone()
+	out.GetConfigForClient = files.configForClient
+	return out, caPath, nil
+}
+
+// servingConfig builds the door's configuration from the PEM contents of
+// its files; caPEM is nil without a client CA file.
+func servingConfig(c servingContents, caFile string) (*tls.Config, error) {
+	pair, err := tls.X509KeyPair(c.cert, c.key)
+	if err != nil {
+		return nil, fmt.Errorf("load serving certificate: %w", err)
 	}
 	cfg := &tls.Config{MinVersion: tls.VersionTLS12, Certificates: []tls.Certificate{pair},
 		NextProtos: []string{"h2", "http/1.1"}}
-	if o.ClientCAFile != "" {
-		pem, err := os.ReadFile(o.ClientCAFile)
-		if err != nil {
-			return nil, "", fmt.Errorf("read client-ca-file: %w", err)
-		}
+	if c.clientCA != nil {
 		pool := x509.NewCertPool()
-		if !pool.AppendCertsFromPEM(pem) {
-			return nil, "", fmt.Errorf("client-ca-file %s holds no PEM certificate", o.ClientCAFile)
+		if !pool.AppendCertsFromPEM(c.clientCA) {
+			return nil, fmt.Errorf("client-ca-file %s holds no PEM certificate", caFile)
 		}
 		cfg.ClientCAs, cfg.ClientAuth = pool, tls.VerifyClientCertIfGiven
 	}
-	return cfg, caPath, nil
+	return cfg, nil
 }
 
 // generatedServing returns a self-signed serving certificate kept in the
