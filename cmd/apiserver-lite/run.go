@@ -134,7 +134,7 @@ func serve(ctx context.Context, cfg config, res []cloudsync.Resource, store *met
 		return errors.Join(fmt.Errorf("systemd watchdog: %w", err), doors.close())
 	}
 	log.Info("serving", "node", cfg.NodeName, "resources", len(res))
-	runs := append(syncRunners(syncers), version.Run, link.Run)
+	runs := append(syncRunners(syncers), version.Run, link.Run, storedPruner(store, o.clock, cfg.OfflineAuthzGrace, log))
 	for _, r := range []func(context.Context) error{demand, tokenForgetter(res, caches, store, log)} {
 		if r != nil {
 			runs = append(runs, r)

@@ -1,0 +1,52 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"time"
+
+	"k8s.io/utils/clock"
+
+	"github.com/apiserver-lite/apiserver-lite/pkg/listwatch/auth"
+	"github.com/apiserver-lite/apiserver-lite/pkg/listwatch/tokencache"
+	"github.com/apiserver-lite/apiserver-lite/pkg/metastore"
+)
+
+// storedPruneInterval spaces the removals of stored credentials past use:
+// hourly, as projected tokens rotate about hourly; an entry past use only
+// costs disk until then, and is never served.
+const storedPruneInterval = time.Hour
+
+// storedPruner removes, at start and every storedPruneInterval, the stored
+// token reviews, authorization decisions and TokenRequest answers that can
+// no longer be used (see auth.PruneStored and tokencache.PruneExpired),
+// then scrubs their bytes from the disk.
+func storedPruner(store *metastore.Store, clk clock.WithTicker, grace time.Duration, log *slog.Logger) func(context.Context) error {
+	return func(ctx context.Context) error {
+		t := clk.NewTicker(storedPruneInterval)
+		defer t.Stop()
+		for {
+			if err := pruneStored(ctx, store, clk.Now(), grace, log); err != nil && ctx.Err() == nil {
+				// The next round retries; a prune only saves disk.
+				log.Warn("prune stored credentials", "err", err)
+			}
+			select {
+			case <-ctx.Done():
+				return nil
+			case <-t.C():
+			}
+		}
+	}
+}
+
+// pruneStored runs one round of storedPruner.
+func pruneStored(ctx context.Context, store *metastore.Store, now time.Time, grace time.Duration, log *slog.Logger) error {
+	reviews, err1 := auth.PruneStored(ctx, store, now, grace)
+	answers, err2 := tokencache.PruneExpired(ctx, store, now)
+	if reviews+answers == 0 {
+		return errors.Join(err1, err2)
+	}
+	log.Info("pruned stored credentials past use", "reviewsAndDecisions", reviews, "tokenAnswers", answers)
+	return errors.Join(err1, err2, store.Scrub(ctx))
+}
