@@ -16,8 +16,14 @@ type Pruner interface {
 // now (they are never replayed again) and the damaged ones, and returns
 // how many.
 func PruneExpired(ctx context.Context, store Pruner, now time.Time) (int, error) {
-	return store.PruneMeta(ctx, keyPrefix, func(raw []byte) bool {
+	return store.PruneMeta(ctx, keyPrefix, expiredBy(now))
+}
+
+// expiredBy reports whether a stored answer is past use at now: expired,
+// as replay sees it, or damaged.
+func expiredBy(now time.Time) func(raw []byte) bool {
+	return func(raw []byte) bool {
 		var e entry
 		return json.Unmarshal(raw, &e) != nil || !now.Before(e.Expires)
-	})
+	}
 }
