@@ -35,9 +35,11 @@ func (c *Cluster) writeCredentials() {
 		c.t.Fatalf("write pki: %v", err)
 	}
 	c.pki = p
-	c.cloudPort, c.EdgePort = c.mustFreePort(), c.mustFreePort()
+	c.cloudPort, c.EdgePort, c.DoorPort = c.mustFreePort(), c.mustFreePort(), c.mustFreePort()
 	c.CloudURL = "https://" + loopback(c.cloudPort)
 	c.EdgeURL = "http://" + loopback(c.EdgePort)
+	c.DoorURL = "https://" + loopback(c.DoorPort)
+	c.KubeletKubeconfig = filepath.Join(c.Dir, "kubelet.kubeconfig")
 	c.AdminKubeconfig = filepath.Join(c.Dir, "admin.kubeconfig")
 	c.EdgeCloudKubeconfig = filepath.Join(c.Dir, "apiserver-lite.kubeconfig")
 	c.EdgeLocalKubeconfig = filepath.Join(c.Dir, "edge-local.kubeconfig")

@@ -62,11 +62,16 @@ type Cluster struct {
 	pki      *pki
 
 	// CloudURL is kube-apiserver's https URL; EdgeURL is apiserver-lite's
-	// plain http local API. Both keep their port across restarts.
+	// insecure (plain http) door, where every caller acts as the node;
+	// DoorURL is its authenticated HTTPS door (listen-address), the
+	// kubelet's. All keep their port across restarts.
 	CloudURL string
 	EdgeURL  string
-	// EdgePort is the port of EdgeURL; cloudPort the port of CloudURL.
+	DoorURL  string
+	// EdgePort is the port of EdgeURL, DoorPort of DoorURL; cloudPort the
+	// port of CloudURL.
 	EdgePort  int
+	DoorPort  int
 	cloudPort int
 	// etcdURL is etcd's client URL.
 	etcdURL string
@@ -74,9 +79,12 @@ type Cluster struct {
 	// AdminKubeconfig authenticates as system:masters to the cloud.
 	// EdgeCloudKubeconfig is apiserver-lite's own credential to the cloud.
 	// EdgeLocalKubeconfig points at EdgeURL without credentials.
+	// KubeletKubeconfig points at DoorURL with the node's own client
+	// certificate and apiserver-lite's CA; it is written by StartEdge.
 	AdminKubeconfig     string
 	EdgeCloudKubeconfig string
 	EdgeLocalKubeconfig string
+	KubeletKubeconfig   string
 
 	AdminConfig *rest.Config
 	Admin       kubernetes.Interface

@@ -4,6 +4,7 @@ package framework
 
 import (
 	"net/http"
+	"os"
 	"path/filepath"
 	"strconv"
 	"time"
@@ -29,6 +30,35 @@ func (c *Cluster) StartEdge() {
 	if err := waitFor(c.t.Context(), c.edge, "apiserver-lite /readyz", edgeReadyTimeout, check); err != nil {
 		c.t.Fatalf("%v\n%s", err, c.edge.Tail(logTailLines))
 	}
+	if err := writeKubeconfig(c.KubeletKubeconfig, c.DoorURL, c.EdgeCA(), &c.pki.kubelet); err != nil {
+		c.t.Fatalf("%v", err)
+	}
+}
+
+// EdgeCA is the CA of apiserver-lite's generated serving certificate, which
+// a client of its TLS doors trusts.
+func (c *Cluster) EdgeCA() []byte {
+	c.t.Helper()
+	ca, err := os.ReadFile(filepath.Join(c.Dir, "edge-data", "tls", "ca.crt"))
+	if err != nil {
+		c.t.Fatalf("read apiserver-lite's CA: %v", err)
+	}
+	return ca
+}
+
+// DoorConfig returns a client config for apiserver-lite's authenticated
+// door (DoorURL) that trusts its CA and carries no credentials; set a
+// bearer token or a client certificate on it.
+func (c *Cluster) DoorConfig() *rest.Config {
+	return &rest.Config{Host: c.DoorURL, TLSClientConfig: rest.TLSClientConfig{CAData: c.EdgeCA()}}
+}
+
+// KubeletConfig returns a client config for the authenticated door as the
+// node (its own client certificate), as the kubelet uses it.
+func (c *Cluster) KubeletConfig() *rest.Config {
+	cfg := c.DoorConfig()
+	cfg.CertData, cfg.KeyData = c.pki.kubelet.CertPEM, c.pki.kubelet.KeyPEM
+	return cfg
 }
 
 // edgeArgs are apiserver-lite's documented flags for this cluster.
@@ -36,8 +66,12 @@ func (c *Cluster) edgeArgs() []string {
 	args := []string{
 		"--kubeconfig", c.EdgeCloudKubeconfig,
 		"--data-dir", filepath.Join(c.Dir, "edge-data"),
-		"--listen-address", loopback(c.EdgePort),
+		"--listen-address", loopback(c.DoorPort),
+		"--insecure-listen-address", loopback(c.EdgePort),
 		"--node-name", c.NodeName,
+	}
+	if !c.opts.NodeCredentials {
+		args = append(args, "--sync-scope", "cluster") // the edge's own user, with cluster-scope RBAC
 	}
 	if c.opts.WatchCacheSize > 0 {
 		args = append(args, "--watch-cache-size", strconv.Itoa(c.opts.WatchCacheSize))

@@ -25,15 +25,16 @@ const NodeReadyTimeout = 2 * time.Minute
 var kubemarkRootDir = regexp.MustCompile(`Using (/tmp/hollow-kubelet\.[A-Za-z0-9]+) as root dir`)
 
 // StartKubemark starts a hollow kubelet for NodeName whose kubeconfig points
-// at apiserver-lite's local API, so its reads are served by the edge and its
-// writes are proxied to the cloud. It does not wait; see WaitNodeReady.
+// at apiserver-lite's authenticated door with the node's own client
+// certificate, so its reads are served by the edge and its writes are
+// proxied to the cloud. It does not wait; see WaitNodeReady.
 func (c *Cluster) StartKubemark() {
 	c.t.Helper()
 	if c.kubemark == nil {
 		c.kubemark = c.newProcess("kubemark", c.Bins.Kubemark,
 			"--morph", "kubelet",
 			"--name", c.NodeName,
-			"--kubeconfig", c.EdgeLocalKubeconfig,
+			"--kubeconfig", c.KubeletKubeconfig,
 			"--kubelet-port", strconv.Itoa(c.mustFreePort()),
 			"--kubelet-read-only-port", "0",
 			"--use-host-image-service=false",

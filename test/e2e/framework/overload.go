@@ -45,6 +45,10 @@ type overloadGate struct {
 	cancel   context.CancelFunc
 	// answered lists the requests answered 429. Guarded by mu.
 	answered []OverloadedRequest
+	// seen counts the requests that reached the gate by URL path, and
+	// failPaths answers paths with the given status. Guarded by mu.
+	seen      map[string]int
+	failPaths map[string]int
 }
 
 // startOverloadGate starts the gate and points apiserver-lite's cloud
@@ -64,13 +68,16 @@ func (c *Cluster) startOverloadGate() {
 	target := &url.URL{Scheme: "https", Host: loopback(c.cloudPort)}
 	proxy := httputil.NewSingleHostReverseProxy(target)
 	proxy.FlushInterval = -1 // watches stream
-	proxy.Transport = &http.Transport{ForceAttemptHTTP2: true,
-		TLSClientConfig: &tls.Config{Certificates: []tls.Certificate{client}, RootCAs: roots, MinVersion: tls.VersionTLS12}}
+	proxy.Transport = callerOrEdge{
+		edge: &http.Transport{ForceAttemptHTTP2: true,
+			TLSClientConfig: &tls.Config{Certificates: []tls.Certificate{client}, RootCAs: roots, MinVersion: tls.VersionTLS12}},
+		caller: &http.Transport{ForceAttemptHTTP2: true, TLSClientConfig: &tls.Config{RootCAs: roots, MinVersion: tls.VersionTLS12}},
+	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		c.t.Fatalf("listen for overload gate: %v", err)
 	}
-	g := &overloadGate{proxy: proxy}
+	g := &overloadGate{proxy: proxy, seen: map[string]int{}, failPaths: map[string]int{}}
 	g.inFlight, g.cancel = context.WithCancel(context.Background())
 	g.srv = &http.Server{Handler: g, ReadHeaderTimeout: time.Minute,
 		TLSConfig: &tls.Config{Certificates: []tls.Certificate{serving}, MinVersion: tls.VersionTLS12}}
@@ -91,15 +98,36 @@ func (c *Cluster) startOverloadGate() {
 	}
 }
 
+// callerOrEdge forwards a request that carries a bearer token (a caller
+// apiserver-lite acts for) without the edge's client certificate, which
+// kube-apiserver would prefer over the token, and every other request
+// with it.
+type callerOrEdge struct{ edge, caller http.RoundTripper }
+
+func (t callerOrEdge) RoundTrip(r *http.Request) (*http.Response, error) {
+	if r.Header.Get("Authorization") != "" {
+		return t.caller.RoundTrip(r)
+	}
+	return t.edge.RoundTrip(r)
+}
+
 // ServeHTTP answers 429 while overloaded and proxies otherwise.
 func (g *overloadGate) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	g.mu.Lock()
+	g.seen[r.URL.Path]++
+	failWith := g.failPaths[r.URL.Path]
 	retryAfter, inFlight := g.retryAfter, g.inFlight
 	if retryAfter > 0 {
 		g.answered = append(g.answered, OverloadedRequest{At: time.Now(), Method: r.Method, Path: r.URL.Path,
 			Watch: r.URL.Query().Get("watch") == "true" || r.URL.Query().Get("watch") == "1"})
 	}
 	g.mu.Unlock()
+	if failWith != 0 {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(failWith)
+		fmt.Fprintf(w, `{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"injected by the test","code":%d}`, failWith)
+		return
+	}
 	if retryAfter == 0 {
 		ctx, cancel := context.WithCancel(r.Context())
 		defer cancel()
@@ -149,6 +177,26 @@ func (c *Cluster) OverloadedRequests() []OverloadedRequest {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	return append([]OverloadedRequest(nil), g.answered...)
+}
+
+// FailPath makes the gate answer every request for path with status code
+// (0 lets them through again). It needs Options.OverloadGate.
+func (c *Cluster) FailPath(path string, code int) {
+	c.t.Helper()
+	g := c.mustGate()
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.failPaths[path] = code
+}
+
+// GateRequests is how many of apiserver-lite's requests for path reached
+// the gate so far. It needs Options.OverloadGate.
+func (c *Cluster) GateRequests(path string) int {
+	c.t.Helper()
+	g := c.mustGate()
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.seen[path]
 }
 
 func (c *Cluster) mustGate() *overloadGate {

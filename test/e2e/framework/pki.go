@@ -40,8 +40,9 @@ type pki struct {
 	SAPub       string // service account token verification key
 	CAPEM       []byte
 
-	admin keyPair // CN=e2e-admin, O=system:masters
-	edge  keyPair // CN=apiserver-lite:<node>, O=apiserver-lite; or the node's own
+	admin   keyPair // CN=e2e-admin, O=system:masters
+	edge    keyPair // CN=apiserver-lite:<node>, O=apiserver-lite; or the node's own
+	kubelet keyPair // CN=system:node:<node>, O=system:nodes: the kubelet's own
 }
 
 // writePKI generates a CA, the kube-apiserver serving certificate, the
@@ -77,6 +78,9 @@ func writePKI(dir, nodeName string, nodeCreds bool) (*pki, error) {
 		edgeUser, group = fmt.Sprintf(nodeUserFmt, nodeName), nodeGroup
 	}
 	if p.edge, err = ca.issueClient(edgeUser, group); err != nil {
+		return nil, err
+	}
+	if p.kubelet, err = ca.issueClient(fmt.Sprintf(nodeUserFmt, nodeName), nodeGroup); err != nil {
 		return nil, err
 	}
 	files := map[string][]byte{
