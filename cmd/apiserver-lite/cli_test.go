@@ -142,7 +142,6 @@ func TestInspectGolden(t *testing.T) {
 	}
 }
 
-
 func TestConfigCheck(t *testing.T) {
 	dir := t.TempDir()
 	kc := filepath.Join(dir, "kubeconfig")
