@@ -1,6 +1,10 @@
 package main
 
 import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -8,6 +12,9 @@ import (
 	"runtime/debug"
 	"strings"
 	"testing"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
 
 func TestHelpGolden(t *testing.T) {
@@ -124,5 +131,42 @@ func TestMakeBuildStampsRevision(t *testing.T) {
 	}
 	if want := "-X main.revision=" + strings.TrimSpace(string(head)); !strings.Contains(string(out), want) {
 		t.Errorf("make -n build: got %q, want it to contain %q", out, want)
+	}
+}
+
+// A subcommand written as a command parses its own flags; its --help exits
+// 0 and its errors are returned.
+func TestAdaptCommand(t *testing.T) {
+	legacy := func(_ context.Context, args []string, out io.Writer) error {
+		fs := pflag.NewFlagSet("legacy", pflag.ContinueOnError)
+		fs.SetOutput(io.Discard)
+		name := fs.String("name", "", "a name")
+		if err := fs.Parse(args); err != nil {
+			return err
+		}
+		_, err := fmt.Fprintln(out, "hello", *name)
+		return err
+	}
+	tests := []struct {
+		args    []string
+		wantErr bool
+		want    string
+	}{
+		{[]string{"legacy", "--name", "n1"}, false, "hello n1\n"},
+		{[]string{"legacy", "--help"}, false, ""},
+		{[]string{"legacy", "--bogus"}, true, ""},
+	}
+	for _, tt := range tests {
+		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
+			root := &cobra.Command{Use: "apiserver-lite", SilenceErrors: true, SilenceUsage: true}
+			root.AddCommand(adaptCommand("legacy", legacy))
+			var out bytes.Buffer
+			root.SetOut(&out)
+			root.SetArgs(tt.args)
+			err := root.ExecuteContext(context.Background())
+			if (err != nil) != tt.wantErr || out.String() != tt.want {
+				t.Errorf("got %v and %q, want error %v and %q", err, out.String(), tt.wantErr, tt.want)
+			}
+		})
 	}
 }
