@@ -4,11 +4,13 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
@@ -38,6 +40,11 @@ func fetchStatusAuthenticated(ctx context.Context, kubeconfig string) (statusDoc
 		return statusDoc{}, fmt.Errorf("client for %s: %w", cfg.Host, err)
 	}
 	raw, err := client.Get().AbsPath(pathStatus).DoRaw(ctx)
+	var st apierrors.APIStatus
+	if errors.As(err, &st) {
+		s := st.Status()
+		return statusDoc{}, fmt.Errorf("ask the daemon at %s: %s (%d): %w", cfg.Host, s.Reason, s.Code, err)
+	}
 	if err != nil {
 		return statusDoc{}, fmt.Errorf("ask the daemon at %s: %w", cfg.Host, err)
 	}

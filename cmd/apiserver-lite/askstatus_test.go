@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -102,4 +103,35 @@ func mustRewriteKubeconfig(t *testing.T, path string, change func(*clientcmdapi.
 		t.Fatal(err)
 	}
 	return out
+}
+
+// The kubeconfig `apiserver-lite kubeconfig` writes from the kubelet's
+// credentials reads the daemon's status through its HTTPS door, which
+// trusts the kubelet's CA, while the cloud is unreachable.
+func TestStatusThroughTheDaemonsDoor(t *testing.T) {
+	e := newKubeconfigEnv(t, "127.0.0.1:10550")
+	addr := mustFreeAddress(t)
+	d := startOfflineDaemon(t, "--listen-address", addr, "--client-ca-file", e.pki.caFile, "--sync-scope", "node")
+	mustWriteAt(t, e.config, "node-name: n1\ndata-dir: "+d.data+"\nlisten-address: "+addr+"\n")
+	kc := filepath.Join(e.dir, "local.conf")
+	if _, err := runCommand(t, "kubeconfig", "--kubelet-kubeconfig", e.kubelet, "--config", e.config, "--output", kc); err != nil {
+		t.Fatalf("kubeconfig: %v", err)
+	}
+	out, err := runCommand(t, "status", "--kubeconfig", kc, "-o", "json")
+	var doc statusDoc
+	if err != nil || json.Unmarshal([]byte(out), &doc) != nil || doc.Node != "n1" || doc.Link != "down" {
+		t.Fatalf("status --kubeconfig: got %v %q, want the offline daemon's status", err, out)
+	}
+	for path, want := range map[string]os.FileMode{generatedCAPath: 0o644, filepath.Dir(generatedCAPath): 0o755} {
+		if st, err := os.Stat(filepath.Join(d.data, path)); err != nil || st.Mode().Perm() != want {
+			t.Errorf("%s: got %v %v, want mode %#o", path, st, err, want)
+		}
+	}
+	anonymous := mustRewriteKubeconfig(t, kc, func(c *clientcmdapi.Config) { c.AuthInfos[localName] = &clientcmdapi.AuthInfo{} })
+	if _, err := runCommand(t, "status", "--kubeconfig", anonymous); err == nil || !strings.Contains(err.Error(), "Unauthorized (401)") {
+		t.Errorf("status without credentials: got %v, want Unauthorized (401)", err)
+	}
+	if _, err := runCommand(t, "status", "--address", addr); err == nil || !strings.Contains(err.Error(), "it serves HTTPS") {
+		t.Errorf("status over plain HTTP: got %v, want a pointer to --kubeconfig", err)
+	}
 }

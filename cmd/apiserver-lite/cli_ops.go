@@ -44,8 +44,8 @@ func newStatusCommand() *cobra.Command {
 	fs := cmd.Flags()
 	fs.StringVar(&o.kubeconfig, "kubeconfig", "",
 		"kubeconfig for the daemon's authenticated door, as `apiserver-lite kubeconfig` writes it")
-	fs.StringVar(&o.address, "address", defaultListenAddress, "the daemon's plain-HTTP door, asked without --kubeconfig")
-	fs.StringVar(&o.config, "config", "", "read the plain-HTTP door's address from this config file instead of --address")
+	fs.StringVar(&o.address, "address", defaultListenAddress, "the daemon's plain-HTTP door (insecure-listen-address), asked without --kubeconfig")
+	fs.StringVar(&o.config, "config", "", "read the plain-HTTP door's address (insecure-listen-address) from this config file instead of --address")
 	o.format = outputFlag(fs)
 	cmd.MarkFlagsMutuallyExclusive("kubeconfig", "address")
 	cmd.MarkFlagsMutuallyExclusive("kubeconfig", "config")
@@ -123,7 +123,10 @@ func (o statusOptions) fetch(ctx context.Context) (statusDoc, error) {
 		if err != nil {
 			return statusDoc{}, err
 		}
-		addr = cfg.ListenAddress
+		if cfg.InsecureListenAddress == "" {
+			return statusDoc{}, fmt.Errorf("%s has no insecure-listen-address: pass --kubeconfig (apiserver-lite kubeconfig writes one)", o.config)
+		}
+		addr = cfg.InsecureListenAddress
 	}
 	return fetchStatusPlain(ctx, addr)
 }

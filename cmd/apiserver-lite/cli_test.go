@@ -96,11 +96,17 @@ func TestStatusGolden(t *testing.T) {
 		t.Errorf("status table: got %v %q, want a table", err, tbl)
 	}
 	cfg := filepath.Join(t.TempDir(), "config.yaml")
-	if err := os.WriteFile(cfg, []byte("node-name: n1\nlisten-address: "+addr+"\n"), 0o600); err != nil {
+	if err := os.WriteFile(cfg, []byte("node-name: n1\ninsecure-listen-address: "+addr+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	if out, err := runCommand(t, "status", "--config", cfg, "-o", "json"); err != nil || !strings.Contains(out, `"node": "n1"`) {
 		t.Errorf("status --config: got %v %q, want the daemon's status", err, out)
+	}
+	if err := os.WriteFile(cfg, []byte("node-name: n1\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := runCommand(t, "status", "--config", cfg); err == nil || !strings.Contains(err.Error(), "pass --kubeconfig") {
+		t.Errorf("status --config without an insecure door: got %v, want a pointer to --kubeconfig", err)
 	}
 	if _, err := runCommand(t, "status", "--address", mustFreeAddress(t)); err == nil {
 		t.Errorf("status with no daemon: got nil, want an error")

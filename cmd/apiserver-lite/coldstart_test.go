@@ -157,7 +157,7 @@ func coldStart(tb testing.TB, data, cfgFile, kc string) time.Duration {
 	done := make(chan error, 1)
 	start := time.Now()
 	go func() {
-		done <- run(ctx, []string{"--config", cfgFile, "--kubeconfig", kc, "--data-dir", data, "--listen-address", addr,
+		done <- run(ctx, []string{"--config", cfgFile, "--kubeconfig", kc, "--data-dir", data, "--listen-address", "", "--insecure-listen-address", addr, "--sync-scope", "cluster",
 			"--node-name", "n1", "--log-level", "error"})
 	}()
 	var took time.Duration

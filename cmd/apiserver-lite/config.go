@@ -108,7 +108,8 @@ func newFlagSet() *pflag.FlagSet {
 	fs.String("config", "", "path to the YAML config file")
 	fs.String("kubeconfig", defaultKubeconfig, "kubeconfig of the cloud kube-apiserver")
 	fs.String("data-dir", defaultDataDir, "directory of the SQLite state (created with mode 0700)")
-	fs.String("listen-address", defaultListenAddress, "address of the local API")
+	fs.String("listen-address", defaultListenAddress,
+		"address of the kubelet's door: HTTPS, authenticated by client certificate or token; empty turns it off")
 	fs.String("node-name", "", "this node's name, substituted for ${NODE_NAME} in selectors (default: the host name, lowercased)")
 	fs.Int("watch-cache-size", versioncache.DefaultCapacity, "events kept per resource for watches")
 	fs.String("log-level", defaultLogLevel, "debug, info, warn or error")

@@ -15,86 +15,103 @@ import (
 	"github.com/apiserver-lite/apiserver-lite/pkg/listwatch/auth"
 	"github.com/apiserver-lite/apiserver-lite/pkg/metastore"
 	"github.com/apiserver-lite/apiserver-lite/pkg/versioncache"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 )
 
 const (
 	// idleTimeout closes keep-alive connections idle this long.
 	idleTimeout = 90 * time.Second
-	// maxHeaderBytes bounds request headers (bytes); a bearer token and
-	// kubectl's headers fit well within it.
-	maxHeaderBytes = 64 << 10
+	// maxHeaderBytes bounds the request line and headers (bytes),
+	// kube-apiserver's limit: a LIST with a long label selector fits.
+	maxHeaderBytes = 1 << 20
 )
 
-// doorSet is the local API's open doors: the loopback door and the TLS
-// door, each a server on its listener.
+// doorSet is the local API's open doors, each a server on its listener.
 type doorSet struct {
 	servers   []*http.Server
 	listeners []net.Listener
-	// loopback is the loopback door's listener; nil when it is off.
-	loopback net.Listener
+	// probe is where the watchdog asks /livez: the first door opened, or
+	// nil when none is.
+	probe *selfDoor
 }
 
-// loopbackAddr is the loopback door's address, or nil when it is off.
-func (s *doorSet) loopbackAddr() net.Addr {
-	if s.loopback == nil {
-		return nil
-	}
-	return s.loopback.Addr()
+// selfDoor is a door the daemon can reach itself.
+type selfDoor struct {
+	addr net.Addr
+	tls  bool
 }
 
 // doorDeps are what the doors wrap and consult.
 type doorDeps struct {
-	// loopback and tls serve each door's requests: the local API behind
-	// the daemon's own endpoints (/metrics, /debug/pprof/, health), which
-	// are never forwarded.
-	loopback, tls http.Handler
-	cloud         *rest.Config
-	caches        []*versioncache.Cache
-	store         *metastore.Store
-	link          *cloudsync.Link
-	log           *slog.Logger
+	// handler serves a door's requests: the local API behind the daemon's
+	// own endpoints (/metrics, /debug/pprof/, health), which are never
+	// forwarded, labelled by door in the metrics.
+	handler func(door string) http.Handler
+	cloud   *rest.Config
+	caches  []*versioncache.Cache
+	store   *metastore.Store
+	link    *cloudsync.Link
+	log     *slog.Logger
+	// clusterScope authorizes this node's identity per request too.
+	clusterScope bool
 }
 
 // openDoors listens on the configured doors; on error it closes what it
-// opened.
+// opened. The kubelet's door (listen-address) and the pods' door
+// (secure-listen-address) share one authentication and authorization
+// chain; the insecure door makes every caller the node.
 func openDoors(cfg config, d doorDeps) (*doorSet, error) {
 	set := &doorSet{}
-	if cfg.ListenAddress != "" {
-		lim := auth.NewLimiter(cfg.limits())
-		h := auth.Loopback(withoutCompression(d.loopback), auth.LoopbackConfig{Limiter: lim, Operations: d.loopback})
-		if err := set.listen(cfg.ListenAddress, nil, h, lim, d.log, "loopback"); err != nil {
-			return nil, err
-		}
-		set.loopback = set.listeners[len(set.listeners)-1]
+	if err := openAuthenticated(cfg, d, set); err != nil {
+		return nil, errors.Join(err, set.close())
 	}
-	if cfg.SecureListenAddress != "" {
-		if err := openSecureDoor(cfg, d, set); err != nil {
+	if cfg.InsecureListenAddress != "" {
+		lim := auth.NewLimiter(cfg.limits())
+		ops := d.handler(doorInsecure)
+		h := auth.Insecure(withoutCompression(ops), auth.InsecureConfig{Limiter: lim, Operations: ops})
+		if err := set.listen(cfg.InsecureListenAddress, nil, h, lim, d.log, doorInsecure); err != nil {
 			return nil, errors.Join(err, set.close())
 		}
 	}
 	return set, nil
 }
 
-func openSecureDoor(cfg config, d doorDeps, set *doorSet) error {
-	tlsCfg, err := secureTLS(cfg, d.log)
+// openAuthenticated opens the TLS doors that are configured.
+func openAuthenticated(cfg config, d doorDeps, set *doorSet) error {
+	doors := []struct{ addr, name string }{{cfg.ListenAddress, doorLoopback}, {cfg.SecureListenAddress, doorTLS}}
+	if cfg.ListenAddress == "" && cfg.SecureListenAddress == "" {
+		return nil
+	}
+	tlsCfg, err := doorsTLS(cfg, d.cloud, d.log)
 	if err != nil {
 		return err
 	}
-	sc, err := secureConfig(cfg, d)
+	chain, err := newChain(cfg, d)
 	if err != nil {
 		return err
 	}
-	sc.Limiter = auth.NewLimiter(cfg.limits())
-	sc.Operations = d.tls
-	return set.listen(cfg.SecureListenAddress, tlsCfg, auth.Secure(d.tls, sc), sc.Limiter, d.log, "tls")
+	for _, door := range doors {
+		if door.addr == "" {
+			continue
+		}
+		sc := chain
+		sc.Limiter = auth.NewLimiter(cfg.limits())
+		sc.Operations = d.handler(door.name)
+		h := sc.Operations
+		if door.name == doorLoopback {
+			h = withoutCompression(h)
+		}
+		if err := set.listen(door.addr, tlsCfg, auth.Secure(h, sc), sc.Limiter, d.log, door.name); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // withoutCompression serves h as if no client accepted gzip: on the
-// loopback door compressing a body only costs CPU on both ends (kube-
+// loopback doors compressing a body only costs CPU on both ends (kube-
 // apiserver's gzip is for networks), so bodies go out as they are cached.
-// The TLS door compresses large bodies for clients that ask, as kube does.
+// The pods' door compresses large bodies for clients that ask, as kube does.
 func withoutCompression(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		r.Header.Del("Accept-Encoding")
@@ -102,12 +119,12 @@ func withoutCompression(h http.Handler) http.Handler {
 	})
 }
 
-// secureConfig wires authentication, authorization and forwarding against
-// the cloud.
-func secureConfig(cfg config, d doorDeps) (auth.SecureConfig, error) {
-	cs, err := kubernetes.NewForConfig(d.cloud)
+// newChain wires authentication, authorization and forwarding against
+// the cloud, shared by the TLS doors (one cache of reviews and decisions).
+func newChain(cfg config, d doorDeps) (auth.SecureConfig, error) {
+	reviews, err := auth.NewReviewClients(d.cloud)
 	if err != nil {
-		return auth.SecureConfig{}, fmt.Errorf("review client: %w", err)
+		return auth.SecureConfig{}, err
 	}
 	fwd, err := auth.NewForwarder(d.cloud)
 	if err != nil {
@@ -116,31 +133,13 @@ func secureConfig(cfg config, d doorDeps) (auth.SecureConfig, error) {
 	decisions := metaDecisions{d.store}
 	return auth.SecureConfig{
 		Authenticator: auth.NewAuthenticator(auth.AuthenticatorConfig{NodeName: cfg.NodeName,
-			Reviews: cs.AuthenticationV1().TokenReviews(), Store: decisions, Pods: podLookup(d.caches),
+			Reviews: reviews.Tokens, Store: decisions, Pods: podLookup(d.caches),
 			Connected: d.link.Connected, OfflineGrace: cfg.OfflineAuthzGrace, Logger: d.log}),
-		Authorizer: auth.NewAuthorizer(auth.AuthorizerConfig{Reviews: cs.AuthorizationV1().SubjectAccessReviews(),
+		Authorizer: auth.NewAuthorizer(auth.AuthorizerConfig{Reviews: reviews.Access,
 			Store: decisions, Connected: d.link.Connected, OfflineGrace: cfg.OfflineAuthzGrace, Logger: d.log}),
-		Forwarder: fwd,
+		Forwarder:    fwd,
+		ClusterScope: d.clusterScope,
 	}, nil
-}
-
-// secureTLS loads or generates the TLS door's serving certificate.
-func secureTLS(cfg config, log *slog.Logger) (*tls.Config, error) {
-	o := auth.TLSOptions{CertFile: cfg.TLSCertFile, KeyFile: cfg.TLSPrivateKeyFile, ClientCAFile: cfg.ClientCAFile,
-		DataDir: cfg.DataDir, Host: cfg.NodeName, DNS: []string{"localhost"}, Logger: log}
-	if host, _, err := net.SplitHostPort(cfg.SecureListenAddress); err == nil {
-		if ip := net.ParseIP(host); ip != nil && !ip.IsUnspecified() {
-			o.IPs = append(o.IPs, ip)
-		}
-	}
-	tlsCfg, caPath, err := auth.ServerTLS(o, time.Now())
-	if err != nil {
-		return nil, fmt.Errorf("tls door: %w", err)
-	}
-	if caPath != "" {
-		log.Info("tls door uses a generated serving certificate", "ca", caPath)
-	}
-	return tlsCfg, nil
 }
 
 // listen serves h on addr within lim, with TLS when tlsCfg is set.
@@ -149,15 +148,19 @@ func (s *doorSet) listen(addr string, tlsCfg *tls.Config, h http.Handler, lim *a
 	if err != nil {
 		return fmt.Errorf("listen %s door: %w", name, err)
 	}
+	if s.probe == nil {
+		s.probe = &selfDoor{addr: ln.Addr(), tls: tlsCfg != nil}
+	}
 	srv := &http.Server{Handler: h, ReadHeaderTimeout: readHeaderTimeout, IdleTimeout: idleTimeout,
-		MaxHeaderBytes: maxHeaderBytes, ConnState: lim.ConnState}
+		MaxHeaderBytes: maxHeaderBytes, ConnState: lim.ConnState,
+		ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelDebug)} // failed handshakes are the client's to see
 	ln = lim.Listener(ln)
 	if tlsCfg != nil {
 		srv.TLSConfig = tlsCfg
 		ln = tls.NewListener(ln, tlsCfg)
 	}
 	s.servers, s.listeners = append(s.servers, srv), append(s.listeners, ln)
-	log.Info("serving", "door", name, "address", ln.Addr().String())
+	log.Info("serving", "door", name, "address", ln.Addr().String(), "tls", tlsCfg != nil)
 	return nil
 }
 

@@ -12,13 +12,19 @@ import (
 // doorsConfig are the settings of the local API's two doors. Keys in the
 // config file are the flag names; the TLS door's are kube-apiserver's.
 type doorsConfig struct {
-	// InsecureAllowRemote lets listen-address be a non-loopback address.
+	// InsecureListenAddress is the plain-HTTP door's address, where every
+	// caller acts as this node; empty (the default) turns it off.
+	InsecureListenAddress string `mapstructure:"insecure-listen-address"`
+	// InsecureAllowRemote lets insecure-listen-address be a non-loopback
+	// address.
 	InsecureAllowRemote bool `mapstructure:"insecure-allow-remote"`
 	// SecureListenAddress is the TLS door's address; empty turns it off.
 	SecureListenAddress string `mapstructure:"secure-listen-address"`
 	TLSCertFile         string `mapstructure:"tls-cert-file"`
 	TLSPrivateKeyFile   string `mapstructure:"tls-private-key-file"`
-	ClientCAFile        string `mapstructure:"client-ca-file"`
+	// ClientCAFile is the CA of the client certificates both TLS doors
+	// accept; empty means the cloud kubeconfig's CA.
+	ClientCAFile string `mapstructure:"client-ca-file"`
 	// OfflineAuthzGrace is how long stored authorization decisions stand
 	// in for the cloud's while it cannot be asked.
 	OfflineAuthzGrace time.Duration `mapstructure:"offline-authz-grace"`
@@ -30,13 +36,16 @@ type doorsConfig struct {
 }
 
 func addDoorFlags(fs *pflag.FlagSet) {
+	fs.String("insecure-listen-address", "",
+		"address of a plain-HTTP door where every caller acts as this node, for tests and debugging; empty (default) turns it off")
 	fs.Bool("insecure-allow-remote", false,
-		"allow a non-loopback listen-address; anyone who reaches it acts with this node's identity")
+		"allow a non-loopback insecure-listen-address; anyone who reaches it acts with this node's identity")
 	fs.String("secure-listen-address", "",
 		"address of the authenticated TLS door for pods and other tenants, e.g. 169.254.20.10:10551; empty turns it off")
-	fs.String("tls-cert-file", "", "serving certificate of the TLS door; empty generates one in the data dir")
+	fs.String("tls-cert-file", "", "serving certificate of the TLS doors; empty generates one in the data dir")
 	fs.String("tls-private-key-file", "", "key of tls-cert-file")
-	fs.String("client-ca-file", "", "CA bundle whose client certificates the TLS door accepts (CN is the user, O the groups)")
+	fs.String("client-ca-file", "",
+		"CA bundle whose client certificates the TLS doors accept (CN is the user, O the groups); empty: the cloud kubeconfig's CA")
 	fs.Duration("offline-authz-grace", auth.DefaultOfflineAuthzGrace,
 		"how long a stored authorization decision is reused while the cloud cannot be asked")
 	fs.Int("max-connections", auth.DefaultMaxConnections, "open connections per door")
@@ -46,11 +55,11 @@ func addDoorFlags(fs *pflag.FlagSet) {
 
 func (c doorsConfig) validate(listenAddress string) error {
 	var errs []error
-	if err := auth.CheckListenAddress(listenAddress, c.InsecureAllowRemote); err != nil {
+	if err := auth.CheckListenAddress(c.InsecureListenAddress, c.InsecureAllowRemote); err != nil {
 		errs = append(errs, err)
 	}
-	if listenAddress == "" && c.SecureListenAddress == "" {
-		errs = append(errs, errors.New("listen-address and secure-listen-address are both empty: no door is open"))
+	if listenAddress == "" && c.SecureListenAddress == "" && c.InsecureListenAddress == "" {
+		errs = append(errs, errors.New("listen-address, secure-listen-address and insecure-listen-address are all empty: no door is open"))
 	}
 	if (c.TLSCertFile == "") != (c.TLSPrivateKeyFile == "") {
 		errs = append(errs, errors.New("tls-cert-file and tls-private-key-file must be set together"))

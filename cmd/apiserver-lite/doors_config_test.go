@@ -15,9 +15,11 @@ func TestDoorsConfig(t *testing.T) {
 		wantErr string
 	}{
 		{name: "defaults"},
-		{name: "remote loopback door", args: []string{"--listen-address", "0.0.0.0:10550"}, wantErr: "not a loopback"},
-		{name: "remote allowed", args: []string{"--listen-address", "0.0.0.0:10550", "--insecure-allow-remote"}},
-		{name: "loopback off, tls on", args: []string{"--listen-address", "", "--secure-listen-address", "10.0.0.1:10551"}},
+		{name: "remote insecure door", args: []string{"--insecure-listen-address", "0.0.0.0:10550"}, wantErr: "not a loopback"},
+		{name: "remote insecure allowed", args: []string{"--insecure-listen-address", "0.0.0.0:10550", "--insecure-allow-remote"}},
+		{name: "remote kubelet door (authenticated)", args: []string{"--listen-address", "0.0.0.0:10550"}},
+		{name: "kubelet door off, tls on", args: []string{"--listen-address", "", "--secure-listen-address", "10.0.0.1:10551"}},
+		{name: "only the insecure door", args: []string{"--listen-address", "", "--insecure-listen-address", "127.0.0.1:10552"}},
 		{name: "no door", args: []string{"--listen-address", ""}, wantErr: "no door"},
 		{name: "cert without key", args: []string{"--tls-cert-file", "c"}, wantErr: "set together"},
 		{name: "zero cap", args: []string{"--max-watches-per-client", "0"}, wantErr: "max-watches-per-client"},

@@ -33,8 +33,9 @@ func (s metaDecisions) Delete(ctx context.Context, key string) error {
 	return s.store.DeleteMeta(ctx, key)
 }
 
-// podLookup finds a pod by namespace, name and uid in the pods cache; with
-// no pods cache no bound token is accepted offline.
+// podLookup finds a pod by namespace, name and uid in the pods cache that
+// is not being deleted; with no pods cache no bound token is accepted
+// offline.
 func podLookup(caches []*versioncache.Cache) auth.PodLookup {
 	pods := schema.GroupVersionResource{Version: "v1", Resource: "pods"}
 	var cache *versioncache.Cache
@@ -53,9 +54,10 @@ func podLookup(caches []*versioncache.Cache) auth.PodLookup {
 		}
 		var meta struct {
 			Metadata struct {
-				UID string `json:"uid"`
+				UID               string  `json:"uid"`
+				DeletionTimestamp *string `json:"deletionTimestamp"`
 			} `json:"metadata"`
 		}
-		return json.Unmarshal(obj.Raw, &meta) == nil && meta.Metadata.UID == uid
+		return json.Unmarshal(obj.Raw, &meta) == nil && meta.Metadata.UID == uid && meta.Metadata.DeletionTimestamp == nil
 	}
 }

@@ -68,7 +68,7 @@ func TestNoSecretInLogs(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
-		done <- run(ctx, []string{"--kubeconfig", kc, "--data-dir", filepath.Join(dir, "data"), "--listen-address", addr,
+		done <- run(ctx, []string{"--kubeconfig", kc, "--data-dir", filepath.Join(dir, "data"), "--listen-address", "", "--insecure-listen-address", addr,
 			"--node-name", "n1", "--log-level", "debug", "--log-format", "json", "--sync-scope", "cluster"})
 	}()
 	mustGetEventually(t, "http://"+addr+"/livez")

@@ -37,22 +37,22 @@ func nodeScopeResources(node string) []cloudsync.Resource {
 	}
 }
 
-// scopedResources returns the configured resources in cluster scope, or
-// node scope's set.
-func scopedResources(ctx context.Context, cfg config, configured []cloudsync.Resource, cloud *rest.Config, store *metastore.Store, log *slog.Logger) ([]cloudsync.Resource, error) {
+// scopedResources returns the scope and the configured resources in
+// cluster scope, or node scope's set.
+func scopedResources(ctx context.Context, cfg config, configured []cloudsync.Resource, cloud *rest.Config, store *metastore.Store, log *slog.Logger) (string, []cloudsync.Resource, error) {
 	ask, err := selfReview(cloud)
 	if err != nil {
-		return nil, err
+		return "", nil, err
 	}
 	scope, err := resolveScope(ctx, cfg.SyncScope, cfg.NodeName, ask, store, log)
 	if err != nil {
-		return nil, fmt.Errorf("sync scope: %w", err)
+		return "", nil, fmt.Errorf("sync scope: %w", err)
 	}
 	log.Info("sync scope", "scope", scope, "configured", cfg.SyncScope)
 	if scope == scopeCluster {
-		return configured, nil
+		return scope, configured, nil
 	}
-	return nodeScopeResources(cfg.NodeName), nil
+	return scope, nodeScopeResources(cfg.NodeName), nil
 }
 
 // newDemand returns the runner holding the OnDemand resources of res, or

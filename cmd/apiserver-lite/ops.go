@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"fmt"
 	"net"
@@ -30,8 +31,9 @@ const (
 
 // Door labels of the request metrics.
 const (
-	doorLoopback = "loopback" // the plain-HTTP loopback door
-	doorTLS      = "tls"      // the authenticated TLS door
+	doorLoopback = "loopback" // the kubelet's authenticated door (listen-address)
+	doorTLS      = "tls"      // the pods' authenticated door (secure-listen-address)
+	doorInsecure = "insecure" // the plain-HTTP door (insecure-listen-address)
 )
 
 // ops is the daemon's operational view: metrics, health, status and the
@@ -139,9 +141,9 @@ const watchdogProbeTimeout = 5 * time.Second
 // aliveProbe is the watchdog's liveness probe: a GET of /livez through
 // the loopback door, or the liveness checks in process when that door is
 // off.
-func (o *ops) aliveProbe(loopback net.Addr) func(context.Context) error {
-	if loopback != nil {
-		return selfProbe(loopback)
+func (o *ops) aliveProbe(door *selfDoor) func(context.Context) error {
+	if door != nil {
+		return selfProbe(door)
 	}
 	return func(ctx context.Context) error {
 		for _, c := range o.livenessChecks(ctx) {
@@ -153,13 +155,20 @@ func (o *ops) aliveProbe(loopback net.Addr) func(context.Context) error {
 	}
 }
 
-func selfProbe(addr net.Addr) func(context.Context) error {
-	host, port, _ := net.SplitHostPort(addr.String())
+// selfProbe asks door's /livez. Over TLS it does not verify the serving
+// certificate: it sends no credential and trusts nothing in the answer but
+// its status, from a listener it opened itself.
+func selfProbe(door *selfDoor) func(context.Context) error {
+	host, port, _ := net.SplitHostPort(door.addr.String())
 	if ip := net.ParseIP(host); ip == nil || ip.IsUnspecified() {
 		host = "127.0.0.1"
 	}
-	url := "http://" + net.JoinHostPort(host, port) + pathLivez
-	client := &http.Client{Timeout: watchdogProbeTimeout, Transport: &http.Transport{DisableKeepAlives: true, Proxy: nil}}
+	scheme, tr := "http", &http.Transport{DisableKeepAlives: true, Proxy: nil}
+	if door.tls {
+		scheme, tr.TLSClientConfig = "https", &tls.Config{InsecureSkipVerify: true} //nolint:gosec // see above
+	}
+	url := scheme + "://" + net.JoinHostPort(host, port) + pathLivez
+	client := &http.Client{Timeout: watchdogProbeTimeout, Transport: tr}
 	return func(ctx context.Context) error {
 		req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 		if err != nil {

@@ -40,7 +40,7 @@ func startOfflineDaemon(t *testing.T, extra ...string) offlineDaemon {
 	addr := mustFreeAddress(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	args := append([]string{"--config", cfgFile, "--kubeconfig", kc, "--data-dir", data, "--listen-address", addr,
+	args := append([]string{"--config", cfgFile, "--kubeconfig", kc, "--data-dir", data, "--listen-address", "", "--insecure-listen-address", addr, "--sync-scope", "cluster",
 		"--node-name", "n1", "--log-level", "error"}, extra...)
 	go func() { done <- run(ctx, args) }()
 	d := offlineDaemon{base: "http://" + addr, data: data}
@@ -133,7 +133,7 @@ func TestRunHealthAndMetricsOffline(t *testing.T) {
 			t.Errorf("/metrics lacks %q", want)
 		}
 	}
-	if !strings.Contains(body, `apiserver_request_total{code="200",door="loopback",resource="",verb="get"} `) {
+	if !strings.Contains(body, `apiserver_request_total{code="200",door="insecure",resource="",verb="get"} `) {
 		t.Errorf("/metrics lacks the health requests")
 	}
 	mustMetricEventually(t, d.base, `apiserver_lite_cloud_errors_total{code="transport",resource="configmaps"} `)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"os"
 	"path/filepath"
 	"sync"
@@ -86,7 +87,8 @@ func serve(ctx context.Context, cfg config, res []cloudsync.Resource, store *met
 		return err
 	}
 	useRotatingCredentials(cloud, log)
-	if res, err = scopedResources(ctx, cfg, res, cloud, store, log); err != nil {
+	scope, res, err := scopedResources(ctx, cfg, res, cloud, store, log)
+	if err != nil {
 		return err
 	}
 	caches, err := prepareStore(ctx, cfg, res, store, log)
@@ -118,12 +120,12 @@ func serve(ctx context.Context, cfg config, res []cloudsync.Resource, store *met
 		return fmt.Errorf("local api: %w", err)
 	}
 	api := withStoredAnswers(handler, res, store, link, log)
-	doors, err := openDoors(cfg, doorDeps{loopback: o.handler(api, doorLoopback), tls: o.handler(api, doorTLS),
-		cloud: cloud, caches: caches, store: store, link: link, log: log})
+	doors, err := openDoors(cfg, doorDeps{handler: func(door string) http.Handler { return o.handler(api, door) },
+		cloud: cloud, caches: caches, store: store, link: link, log: log, clusterScope: scope == scopeCluster})
 	if err != nil {
 		return err
 	}
-	n, err := newNotifier(o.clock, o.aliveProbe(doors.loopbackAddr()), o.statusLine)
+	n, err := newNotifier(o.clock, o.aliveProbe(doors.probe), o.statusLine)
 	if err != nil {
 		return errors.Join(fmt.Errorf("systemd watchdog: %w", err), doors.close())
 	}

@@ -50,6 +50,10 @@ const startupPatience = time.Second
 // errWrongNode is returned when the credentials belong to another node.
 var errWrongNode = errors.New("credentials are another node's")
 
+// errNotNode is returned by auto for credentials that are not a node's:
+// holding the cluster-wide resources list on them is an explicit choice.
+var errNotNode = errors.New("sync-scope auto runs node scope only, and the credentials are not a node's")
+
 // scopeBackoff spaces SelfSubjectReview retries while the cloud is
 // unreachable and no earlier choice is stored: there is nothing to serve
 // yet, so startup waits for the cloud.
@@ -105,6 +109,9 @@ func resolveScope(ctx context.Context, configured, nodeName string, ask whoAmI, 
 			if err != nil || configured == scopeNode {
 				return scopeNode, err
 			}
+			if scope != scopeNode {
+				return "", notNode(u.Username)
+			}
 			log.Info("sync scope chosen", "scope", scope, "user", u.Username)
 			return scope, store.PutMeta(ctx, scopeMetaKey, []byte(scope))
 		}
@@ -112,6 +119,9 @@ func resolveScope(ctx context.Context, configured, nodeName string, ask whoAmI, 
 			return scopeNode, nil
 		}
 		if scope, ok, serr := storedScope(ctx, store); serr != nil || ok {
+			if serr == nil && scope != scopeNode {
+				return "", notNode("(stored) " + scope + " scope")
+			}
 			log.Info("cloud unreachable, using the stored sync scope", "scope", scope, "err", err)
 			return scope, serr
 		}
@@ -125,6 +135,12 @@ func resolveScope(ctx context.Context, configured, nodeName string, ask whoAmI, 
 		case <-time.After(delay.Step()):
 		}
 	}
+}
+
+// notNode explains errNotNode for the identity who.
+func notNode(who string) error {
+	return fmt.Errorf("%w (%s): to hold the configured resources list with these credentials, "+
+		"set --sync-scope=cluster explicitly; for a node, use its own kubelet credentials", errNotNode, who)
 }
 
 // askPatiently asks the cloud, within startupPatience when startup can go

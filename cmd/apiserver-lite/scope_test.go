@@ -71,6 +71,45 @@ func TestResolveScopeStoredForOffline(t *testing.T) {
 	}
 }
 
+// auto refuses credentials that are not a node's, online and from a store
+// an earlier version filled in cluster scope.
+func TestResolveScopeAutoRefusesNonNode(t *testing.T) {
+	ctx := context.Background()
+	log := slog.New(slog.DiscardHandler)
+	for _, tc := range []struct {
+		name   string
+		ask    whoAmI
+		stored string
+	}{
+		{"admin online", func(context.Context) (authenticationv1.UserInfo, error) {
+			return authenticationv1.UserInfo{Username: "admin", Groups: []string{"system:masters"}}, nil
+		}, ""},
+		{"bootstrap token", func(context.Context) (authenticationv1.UserInfo, error) {
+			return authenticationv1.UserInfo{Username: "system:bootstrap:abcdef", Groups: []string{"system:bootstrappers"}}, nil
+		}, ""},
+		{"stored cluster offline", func(context.Context) (authenticationv1.UserInfo, error) {
+			return authenticationv1.UserInfo{}, errors.New("connection refused")
+		}, scopeCluster},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			store, err := metastore.Open(ctx, filepath.Join(t.TempDir(), "state.db"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer store.Close()
+			if tc.stored != "" {
+				if err := store.PutMeta(ctx, scopeMetaKey, []byte(tc.stored)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			got, err := resolveScope(ctx, scopeAuto, "n1", tc.ask, store, log)
+			if !errors.Is(err, errNotNode) || !strings.Contains(err.Error(), "--sync-scope=cluster") {
+				t.Fatalf("got %q, %v; want errNotNode naming --sync-scope=cluster", got, err)
+			}
+		})
+	}
+}
+
 // Offline with nothing stored, auto waits for the cloud.
 func TestResolveScopeWaitsForCloud(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())

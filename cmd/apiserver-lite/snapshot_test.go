@@ -25,7 +25,7 @@ func startDaemonOn(t *testing.T, data string) (base string, stop func()) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
-		done <- run(ctx, []string{"--config", cfgFile, "--kubeconfig", kc, "--data-dir", data, "--listen-address", addr,
+		done <- run(ctx, []string{"--config", cfgFile, "--kubeconfig", kc, "--data-dir", data, "--listen-address", "", "--insecure-listen-address", addr, "--sync-scope", "cluster",
 			"--node-name", "n1", "--log-level", "error"})
 	}()
 	stop = func() {

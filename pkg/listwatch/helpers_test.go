@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"encoding/json"
 	"fmt"
+	"github.com/apiserver-lite/apiserver-lite/pkg/listwatch/auth"
 	"io"
 	"log/slog"
 	"net"
@@ -164,16 +165,24 @@ func (f *fixture) caches() []*versioncache.Cache {
 	return []*versioncache.Cache{f.pods, f.configMaps, f.namespaces, f.nodes, f.leases}
 }
 
-// MustServer starts the local API for cfg.
+// MustServer starts the local API for cfg, its callers acting as the node
+// (as behind the insecure door).
 func MustServer(t testing.TB, cfg Config) *httptest.Server {
 	t.Helper()
 	h, err := New(cfg)
 	if err != nil {
 		t.Fatalf("New: %v", err)
 	}
-	srv := httptest.NewServer(h)
+	srv := httptest.NewServer(asNode(h))
 	t.Cleanup(srv.Close)
 	return srv
+}
+
+// asNode serves h as if every caller were the node.
+func asNode(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h.ServeHTTP(w, r.WithContext(auth.AsNode(r.Context())))
+	})
 }
 
 // response is a finished HTTP exchange.

@@ -119,7 +119,7 @@ func TestProxiedWriteRecordsResourceVersion(t *testing.T) {
 			if err != nil {
 				t.Fatalf("newServer: %v", err)
 			}
-			srv := httptest.NewServer(s.routes())
+			srv := httptest.NewServer(asNode(s.routes()))
 			t.Cleanup(srv.Close)
 			r := MustDo(t, tc.method, srv.URL+tc.path, nil, "{}")
 			if r.code != tc.reply.code || r.body != tc.reply.body {

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"slices"
@@ -12,7 +13,9 @@ import (
 	"sync"
 	"time"
 
+	"golang.org/x/sync/singleflight"
 	authenticationv1 "k8s.io/api/authentication/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	authenticationclient "k8s.io/client-go/kubernetes/typed/authentication/v1"
 	"k8s.io/utils/clock"
@@ -22,8 +25,15 @@ const (
 	// tokenCacheTTL is how long a successful TokenReview is reused in
 	// memory while online, kube-apiserver's webhook token cache default.
 	tokenCacheTTL = 2 * time.Minute
-	// maxCachedTokens bounds the in-memory token cache (entries); it is
-	// emptied when full, which only costs fresh reviews.
+	// failedTokenTTL is how long a token the cloud refused is refused
+	// without asking again, kube-apiserver's webhook token cache default
+	// for failures: a forged token sent in a loop costs one review.
+	failedTokenTTL = 10 * time.Second
+	// reviewTimeout bounds one TokenReview; it is shared by every request
+	// waiting for the same token.
+	reviewTimeout = 10 * time.Second
+	// maxCachedTokens bounds the in-memory token caches (entries); a
+	// cache is emptied when full, which only costs fresh reviews.
 	maxCachedTokens = 4096
 	// tokenKeyPrefix prefixes the store keys of reviewed tokens.
 	tokenKeyPrefix = "auth/token/"
@@ -35,6 +45,10 @@ const (
 
 // errUnauthenticated is returned for a request with no valid credentials.
 var errUnauthenticated = errors.New("unauthenticated")
+
+// errCloudBusy wraps a cloud's 429 to a review: the caller is asked to
+// retry (503 with Retry-After) rather than told its credentials are bad.
+var errCloudBusy = errors.New("the cloud is overloaded and could not review the request")
 
 // AuthenticatorConfig wires an Authenticator. Clock and Logger may be nil.
 type AuthenticatorConfig struct {
@@ -52,11 +66,16 @@ type AuthenticatorConfig struct {
 	Logger       *slog.Logger
 }
 
-// Authenticator authenticates TLS door requests.
+// Authenticator authenticates the doors' requests. Stored reviews stand
+// in for the cloud's only while the link reports the cloud down: a review
+// that fails while the cloud is up refuses the request.
 type Authenticator struct {
 	cfg AuthenticatorConfig
-	mu  sync.Mutex
-	mem map[string]tokenEntry // guarded by mu; keyed by the token's SHA-256
+	// flight shares one TokenReview among the requests of one token.
+	flight singleflight.Group
+	mu     sync.Mutex
+	mem    map[string]tokenEntry // guarded by mu; keyed by the token's SHA-256
+	failed map[string]time.Time  // guarded by mu; when a token was refused
 }
 
 // tokenEntry is a successful review, as kept in memory and the store.
@@ -75,7 +94,7 @@ func NewAuthenticator(cfg AuthenticatorConfig) *Authenticator {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	return &Authenticator{cfg: cfg, mem: map[string]tokenEntry{}}
+	return &Authenticator{cfg: cfg, mem: map[string]tokenEntry{}, failed: map[string]time.Time{}}
 }
 
 // authenticate returns the caller: a verified client certificate first,
@@ -119,7 +138,7 @@ func tokenKey(token string) string {
 	return hex.EncodeToString(sum[:])
 }
 
-// reviewToken asks the cloud, or while it cannot be asked, reuses an
+// reviewToken asks the cloud, or while the link reports it down, reuses an
 // earlier successful review within the token's lifetime.
 func (a *Authenticator) reviewToken(ctx context.Context, token string) (tokenEntry, error) {
 	key := tokenKey(token)
@@ -127,13 +146,40 @@ func (a *Authenticator) reviewToken(ctx context.Context, token string) (tokenEnt
 	if e, ok := a.memEntry(key); ok && now.Sub(e.ReviewedAt) < tokenCacheTTL && a.usable(e, now) {
 		return e, nil
 	}
-	if a.cfg.Connected == nil || a.cfg.Connected() {
-		e, err := a.askCloud(ctx, key, token, now)
-		if err == nil || errors.Is(err, errUnauthenticated) {
-			return e, err
-		}
-		a.cfg.Logger.Info("token review failed, using stored reviews", "err", err)
+	if a.refusedRecently(key, now) {
+		return tokenEntry{}, errUnauthenticated
 	}
+	if a.cfg.Connected == nil || a.cfg.Connected() {
+		return a.reviewOnline(ctx, key, token, now)
+	}
+	return a.reviewOffline(ctx, key, now)
+}
+
+// reviewOnline asks the cloud once for every request waiting on key. Any
+// error but the cloud's 429 refuses the request: a stored review is never
+// used while the cloud is up, so an attacker on the network cannot force
+// the offline rules by breaking reviews.
+func (a *Authenticator) reviewOnline(ctx context.Context, key, token string, now time.Time) (tokenEntry, error) {
+	v, err, _ := a.flight.Do(key, func() (any, error) {
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), reviewTimeout)
+		defer cancel()
+		return a.askCloud(rctx, key, token, now)
+	})
+	switch {
+	case err == nil:
+		return v.(tokenEntry), nil
+	case errors.Is(err, errUnauthenticated):
+		a.noteRefused(key, now)
+		return tokenEntry{}, err
+	case apierrors.IsTooManyRequests(err):
+		return tokenEntry{}, fmt.Errorf("%w: %w", errCloudBusy, err)
+	}
+	a.cfg.Logger.Info("token review failed while the cloud is reachable, refusing the request", "err", err)
+	return tokenEntry{}, errUnauthenticated
+}
+
+// reviewOffline reuses a stored review while the cloud is down.
+func (a *Authenticator) reviewOffline(ctx context.Context, key string, now time.Time) (tokenEntry, error) {
 	e, ok := a.memEntry(key)
 	if !ok {
 		if e, ok = a.storedEntry(ctx, key); !ok {
@@ -146,8 +192,26 @@ func (a *Authenticator) reviewToken(ctx context.Context, token string) (tokenEnt
 	return e, nil
 }
 
+// refusedRecently is true for a token the cloud refused within
+// failedTokenTTL.
+func (a *Authenticator) refusedRecently(key string, now time.Time) bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	at, ok := a.failed[key]
+	return ok && now.Sub(at) < failedTokenTTL
+}
+
+func (a *Authenticator) noteRefused(key string, now time.Time) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if len(a.failed) >= maxCachedTokens {
+		clear(a.failed)
+	}
+	a.failed[key] = now
+}
+
 // usable is false for an expired token or one whose bound pod is no longer
-// in the local cache.
+// in the local cache or is being deleted.
 func (a *Authenticator) usable(e tokenEntry, now time.Time) bool {
 	if !e.Exp.IsZero() && !now.Before(e.Exp) {
 		return false

@@ -148,14 +148,74 @@ func TestAuthenticateCachesReviews(t *testing.T) {
 	}
 }
 
-func TestAuthenticateCloudErrorFallsBack(t *testing.T) {
+func TestAuthenticateCloudErrorWhileOnline(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		code int
+		want error
+	}{
+		{"500 refuses", 500, errUnauthenticated},
+		{"429 asks to retry", 429, errCloudBusy},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rig := newAuthnRig(t)
+			sa := &authenticationv1.UserInfo{Username: "system:serviceaccount:a:sa"}
+			rig.pods["a/p/u1"] = true
+			tok := reviewedBound(t, rig, sa, time.Hour)
+			rig.cloud.failWith.Store(int32(tc.code)) // connected, but the review fails
+			if c, err := authn(t, rig.authenticator(t), tok); !errors.Is(err, tc.want) {
+				t.Fatalf("got %+v, %v; want %v, never the stored review while the link is up", c.user, err, tc.want)
+			}
+			rig.link.on.Store(false) // offline, the stored review stands in
+			if c, err := authn(t, rig.authenticator(t), tok); err != nil || c.user.Name != sa.Username {
+				t.Fatalf("offline: got %+v, %v; want the stored review", c.user, err)
+			}
+		})
+	}
+}
+
+func TestAuthenticateCachesRefusals(t *testing.T) {
 	rig := newAuthnRig(t)
-	sa := &authenticationv1.UserInfo{Username: "system:serviceaccount:a:sa"}
-	rig.pods["a/p/u1"] = true
-	tok := reviewedBound(t, rig, sa, time.Hour)
-	rig.cloud.srv.Close() // connected, but the review fails
-	if c, err := authn(t, rig.authenticator(t), tok); err != nil || c.user.Name != sa.Username {
-		t.Fatalf("got %+v, %v; want the stored review", c.user, err)
+	a := rig.authenticator(t)
+	for range 50 {
+		if _, err := authn(t, a, "forged"); !errors.Is(err, errUnauthenticated) {
+			t.Fatalf("got %v, want unauthenticated", err)
+		}
+	}
+	if got := rig.cloud.tokenReviews.Load(); got != 1 {
+		t.Fatalf("got %d token reviews of one forged token, want 1", got)
+	}
+	rig.clock.Step(failedTokenTTL)
+	rig.cloud.setToken("forged", &authenticationv1.UserInfo{Username: "now-valid"})
+	if c, err := authn(t, a, "forged"); err != nil || c.user.Name != "now-valid" {
+		t.Fatalf("after the failure TTL: got %+v, %v; want a fresh review", c.user, err)
+	}
+}
+
+func TestAuthenticateSharesConcurrentReviews(t *testing.T) {
+	rig := newAuthnRig(t)
+	rig.cloud.reviewGate = make(chan struct{})
+	a := rig.authenticator(t)
+	const callers = 20
+	errs := make(chan error, callers)
+	for range callers {
+		go func() {
+			_, err := authn(t, a, "forged")
+			errs <- err
+		}()
+	}
+	for rig.cloud.tokenReviews.Load() == 0 {
+		time.Sleep(time.Millisecond)
+	}
+	time.Sleep(50 * time.Millisecond) // let the others queue on the one review
+	close(rig.cloud.reviewGate)
+	for range callers {
+		if err := <-errs; !errors.Is(err, errUnauthenticated) {
+			t.Fatalf("got %v, want unauthenticated", err)
+		}
+	}
+	if got := rig.cloud.tokenReviews.Load(); got > 2 {
+		t.Fatalf("got %d token reviews for %d concurrent requests of one token, want at most 2", got, callers)
 	}
 }
 

@@ -6,11 +6,13 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"sync"
 	"time"
 
 	authorizationv1 "k8s.io/api/authorization/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	authorizationclient "k8s.io/client-go/kubernetes/typed/authorization/v1"
 	"k8s.io/utils/clock"
@@ -69,8 +71,11 @@ func NewAuthorizer(cfg AuthorizerConfig) *Authorizer {
 	return &Authorizer{cfg: cfg, mem: map[string]decision{}}
 }
 
-// authorize decides whether u may do a.
+// authorize decides whether u may do a. Stored decisions stand in for the
+// cloud's only while the link reports it down; an error from a reachable
+// cloud refuses the request.
 func (z *Authorizer) authorize(ctx context.Context, u User, a attributes) (decision, error) {
+	a = normalized(a)
 	key := decisionKey(u, a)
 	now := z.cfg.Clock.Now()
 	z.mu.Lock()
@@ -81,11 +86,14 @@ func (z *Authorizer) authorize(ctx context.Context, u User, a attributes) (decis
 	}
 	if z.cfg.Connected == nil || z.cfg.Connected() {
 		d, err := z.askCloud(ctx, u, a, now)
-		if err == nil {
-			z.remember(ctx, key, d)
-			return d, nil
+		if err != nil {
+			if apierrors.IsTooManyRequests(err) {
+				return decision{}, fmt.Errorf("%w: %w", errCloudBusy, err)
+			}
+			return decision{}, fmt.Errorf("subject access review: %w", err)
 		}
-		z.cfg.Logger.Info("subject access review failed, using stored decisions", "err", err)
+		z.remember(ctx, key, a, d)
+		return d, nil
 	}
 	if !ok {
 		d, ok = z.stored(ctx, key)
@@ -158,16 +166,19 @@ func (z *Authorizer) stored(ctx context.Context, key string) (decision, bool) {
 	return d, true
 }
 
-// remember keeps d in memory and in the store; a store failure only costs
-// the offline fallback, so it is logged.
-func (z *Authorizer) remember(ctx context.Context, key string, d decision) {
+// remember keeps d in memory and, for an allowed read the daemon can
+// answer offline, in the store. Denials are never stored: offline they
+// are answered as undecided (403) anyway, and storing them would let any
+// caller fill the disk with distinct questions. A store failure only
+// costs the offline fallback, so it is logged.
+func (z *Authorizer) remember(ctx context.Context, key string, a attributes, d decision) {
 	z.mu.Lock()
 	if len(z.mem) >= maxCachedDecisions {
 		clear(z.mem)
 	}
 	z.mem[key] = d
 	z.mu.Unlock()
-	if z.cfg.Store == nil {
+	if z.cfg.Store == nil || !d.Allowed || !servableOffline(a) {
 		return
 	}
 	raw, err := json.Marshal(d)
@@ -177,4 +188,15 @@ func (z *Authorizer) remember(ctx context.Context, key string, d decision) {
 	if err != nil {
 		z.cfg.Logger.Warn("store authorization decision", "err", err)
 	}
+}
+
+// servableOffline is true for the reads the daemon may answer from its
+// own state: get, list and watch of a resource, and the discovery and
+// version paths.
+func servableOffline(a attributes) bool {
+	switch a.Verb {
+	case "get", "list", "watch":
+		return true
+	}
+	return false
 }

@@ -3,6 +3,7 @@ package auth
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -113,5 +114,70 @@ func TestAuthorizeOffline(t *testing.T) {
 	}
 	if got := rig.cloud.sars.Load(); got != 1 {
 		t.Fatalf("got %d reviews, want 1 (none offline)", got)
+	}
+}
+
+func TestAuthorizeCloudErrorWhileOnline(t *testing.T) {
+	rig := newAuthzRig(t)
+	rig.cloud.allow = func(authorizationv1.SubjectAccessReviewSpec) bool { return true }
+	if _, err := rig.authorizer(t).authorize(context.Background(), alice, getConfig); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		code    int32
+		wantErr error
+	}{{500, nil}, {429, errCloudBusy}} {
+		rig.cloud.failWith.Store(tc.code)
+		d, err := rig.authorizer(t).authorize(context.Background(), alice, getConfig) // fresh memory, stored decision
+		if err == nil || (tc.wantErr != nil && !errors.Is(err, tc.wantErr)) {
+			t.Fatalf("status %d while online: got %+v, %v; want an error (%v), never the stored decision", tc.code, d, err, tc.wantErr)
+		}
+	}
+}
+
+func TestAuthorizeStoresOnlyAllowedReads(t *testing.T) {
+	rig := newAuthzRig(t)
+	rig.cloud.allow = func(s authorizationv1.SubjectAccessReviewSpec) bool {
+		return s.ResourceAttributes.Verb == "get" || s.ResourceAttributes.Verb == "create"
+	}
+	z := rig.authorizer(t)
+	list := attributes{ResourceRequest: true, Verb: "list", Version: "v1", Resource: "secrets", Namespace: "a"}
+	for i := range 100 { // denied lists with distinct selectors
+		a := list
+		a.LabelSelector = fmt.Sprintf("app=x%d", i)
+		if d, err := z.authorize(context.Background(), alice, a); err != nil || d.Allowed {
+			t.Fatalf("got %+v, %v; want denied", d, err)
+		}
+	}
+	create := getConfig
+	create.Verb, create.Name = "create", ""
+	if d, err := z.authorize(context.Background(), alice, create); err != nil || !d.Allowed {
+		t.Fatalf("create: got %+v, %v; want allowed", d, err)
+	}
+	if got := len(rig.store.m); got != 0 {
+		t.Fatalf("got %d stored decisions after denials and a write, want 0", got)
+	}
+	if _, err := z.authorize(context.Background(), alice, getConfig); err != nil {
+		t.Fatal(err)
+	}
+	if got := len(rig.store.m); got != 1 {
+		t.Fatalf("got %d stored decisions after an allowed read, want 1", got)
+	}
+}
+
+func TestAuthorizeNormalizesSelectors(t *testing.T) {
+	rig := newAuthzRig(t)
+	rig.cloud.allow = func(authorizationv1.SubjectAccessReviewSpec) bool { return true }
+	z := rig.authorizer(t)
+	list := attributes{ResourceRequest: true, Verb: "list", Version: "v1", Resource: "pods", Namespace: "a"}
+	for _, sel := range [][2]string{{"b=2,a=1", "spec.nodeName=n,metadata.name=p"}, {"a=1, b=2", "metadata.name==p,spec.nodeName=n"}} {
+		a := list
+		a.LabelSelector, a.FieldSelector = sel[0], sel[1]
+		if _, err := z.authorize(context.Background(), alice, a); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := rig.cloud.sars.Load(); got != 1 {
+		t.Fatalf("got %d reviews for one question with reordered selectors, want 1", got)
 	}
 }

@@ -2,19 +2,24 @@ package auth
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"strings"
+
+	"github.com/apiserver-lite/apiserver-lite/pkg/listwatch/requestinfo"
 )
 
-// LoopbackConfig wires the loopback door.
-type LoopbackConfig struct {
+// InsecureConfig wires the insecure (plain HTTP) door.
+type InsecureConfig struct {
 	// Operations serves /metrics and /debug/pprof/; nil answers 404.
 	Operations http.Handler
 	Limiter    *Limiter
 }
 
-// SecureConfig wires the TLS door.
+// SecureConfig wires an authenticated door. The kubelet's door
+// (listen-address) and the pods' door (secure-listen-address) share it,
+// differing only in where they listen and in their limits.
 type SecureConfig struct {
 	Authenticator *Authenticator
 	Authorizer    *Authorizer
@@ -23,63 +28,69 @@ type SecureConfig struct {
 	// nil answers 404.
 	Operations http.Handler
 	Limiter    *Limiter
+	// ClusterScope authorizes this node's own identity per request too:
+	// in cluster scope the daemon holds and forwards with more than the
+	// Node authorizer lets the node read.
+	ClusterScope bool
 }
 
-// loopbackIdentity names every loopback caller for the watch cap: the
-// door does not tell local processes apart.
-const loopbackIdentity = "loopback"
-
-// Loopback wraps the local API h as the loopback door: loopback Host
-// headers only, limits, and the never-forwarded paths.
-func Loopback(h http.Handler, cfg LoopbackConfig) http.Handler {
+// Insecure wraps the local API h as the insecure door: every caller acts
+// as this node. It answers loopback Host headers only and refuses what a
+// browser can send (see browser.go); it exists for tests and debugging.
+func Insecure(h http.Handler, cfg InsecureConfig) http.Handler {
 	lim := cfg.Limiter
 	if lim == nil {
 		lim = NewLimiter(Limits{})
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if !checkHost(w, r) {
+		if !checkHost(w, r) || !refuseBrowsers(w, r) {
 			return
 		}
-		release, ok := lim.admit(w, isWatch(r), loopbackIdentity)
+		a := requestAttributes(r)
+		release, ok := lim.admitPreAuth(w, a)
 		if !ok {
 			return
 		}
 		defer release()
-		serveLocal(w, r, h, cfg.Operations)
+		if requestinfo.LongRunning(a) {
+			done, ok := lim.admitWatch(w, "")
+			if !ok {
+				return
+			}
+			defer done()
+		}
+		serveLocal(w, r.WithContext(AsNode(r.Context())), h, cfg.Operations)
 	})
 }
 
-// Secure wraps the local API h as the TLS door: health is anonymous;
-// everything else is authenticated, authorized and limited.
+// Secure wraps the local API h as an authenticated door: health is
+// anonymous; everything else is admitted, then authenticated, authorized
+// and limited per identity.
 func Secure(h http.Handler, cfg SecureConfig) http.Handler {
 	lim := cfg.Limiter
 	if lim == nil {
 		lim = NewLimiter(Limits{})
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if healthPath(r.URL.Path) {
-			release, ok := lim.admit(w, false, "")
-			if ok {
-				defer release()
-				h.ServeHTTP(w, r)
-			}
-			return
-		}
-		c, err := cfg.Authenticator.authenticate(r)
-		if err != nil {
-			unauthorized(w)
-			return
-		}
-		if impersonates(r) {
-			forbidden(w, "impersonation is not supported through this door; send the request as yourself")
-			return
-		}
 		a := requestAttributes(r)
-		release, ok := lim.admit(w, a.Verb == "watch", c.user.Name)
+		release, ok := lim.admitPreAuth(w, a)
 		if !ok {
 			return
 		}
 		defer release()
+		if healthPath(r.URL.Path) {
+			h.ServeHTTP(w, r)
+			return
+		}
+		c, ok := authenticateRequest(w, r, cfg)
+		if !ok {
+			return
+		}
+		done, ok := lim.admitIdentity(w, a, c.user.Name)
+		if !ok {
+			return
+		}
+		defer done()
 		ctx, ok := authorizeRequest(w, r, cfg, c, a)
 		if ok {
 			serveLocal(w, r.WithContext(ctx), h, cfg.Operations)
@@ -87,34 +98,66 @@ func Secure(h http.Handler, cfg SecureConfig) http.Handler {
 	})
 }
 
+// authenticateRequest answers 401 (or 503 while the cloud sheds load)
+// unless the request's caller is known, and refuses impersonation.
+func authenticateRequest(w http.ResponseWriter, r *http.Request, cfg SecureConfig) (caller, bool) {
+	c, err := cfg.Authenticator.authenticate(r)
+	switch {
+	case errors.Is(err, errCloudBusy):
+		unavailable(w, err.Error(), retryAfterOf(err))
+		return caller{}, false
+	case err != nil:
+		unauthorized(w)
+		return caller{}, false
+	case impersonates(r):
+		forbidden(w, "impersonation is not supported through this door; send the request as yourself")
+		return caller{}, false
+	}
+	return c, true
+}
+
 // authorizeRequest answers 403 unless c may do a, and returns the request
 // context telling the proxy how to forward.
 func authorizeRequest(w http.ResponseWriter, r *http.Request, cfg SecureConfig, c caller, a attributes) (context.Context, bool) {
 	ctx := context.WithValue(r.Context(), userKey{}, c.user)
-	if c.node {
-		return withForward(ctx, nil, nil), true // the loopback door's rights
+	if c.node && !cfg.ClusterScope {
+		return AsNode(ctx), true // the node's own view, as the Node authorizer allows it
 	}
-	d, err := cfg.Authorizer.authorize(r.Context(), c.user, a)
-	if err != nil {
-		forbidden(w, fmt.Sprintf("%s: cannot authorize user %q: %v", describe(a), c.user.Name, err))
+	if !decide(w, r.Context(), cfg, c, a) {
 		return nil, false
 	}
-	if !d.Allowed {
+	switch {
+	case c.node:
+		return AsNode(ctx), true // authorized above for this very request
+	case c.token == "" && isWrite(a):
+		forbidden(w, ErrNotForwardable.Error())
+		return nil, false
+	case c.token == "":
+		return withForward(ctx, nil, ErrNotForwardable), true
+	}
+	return withForward(ctx, cfg.Forwarder.For(c.token), nil), true
+}
+
+// decide asks the authorizer and answers 403 (or 503 while the cloud
+// sheds load) unless c may do a.
+func decide(w http.ResponseWriter, ctx context.Context, cfg SecureConfig, c caller, a attributes) bool {
+	d, err := cfg.Authorizer.authorize(ctx, c.user, a)
+	switch {
+	case errors.Is(err, errCloudBusy):
+		unavailable(w, err.Error(), retryAfterOf(err))
+		return false
+	case err != nil:
+		forbidden(w, fmt.Sprintf("%s: cannot authorize user %q: %v", describe(a), c.user.Name, err))
+		return false
+	case !d.Allowed:
 		msg := fmt.Sprintf("%s: user %q is not allowed", describe(a), c.user.Name)
 		if d.Reason != "" {
 			msg += ": " + d.Reason
 		}
 		forbidden(w, msg)
-		return nil, false
+		return false
 	}
-	if c.token == "" {
-		if isWrite(a) {
-			forbidden(w, ErrNotForwardable.Error())
-			return nil, false
-		}
-		return withForward(ctx, nil, ErrNotForwardable), true
-	}
-	return withForward(ctx, cfg.Forwarder.For(c.token), nil), true
+	return true
 }
 
 // serveLocal answers the never-forwarded paths locally and passes the rest
@@ -155,8 +198,6 @@ func impersonates(r *http.Request) bool {
 	}
 	return false
 }
-
-func isWatch(r *http.Request) bool { return requestAttributes(r).Verb == "watch" }
 
 func isWrite(a attributes) bool {
 	switch a.Verb {

@@ -67,7 +67,7 @@ func TestSecureDoor(t *testing.T) {
 		{name: "allowed token", method: "GET", path: "/api/v1/namespaces/a/configmaps/c", token: "good",
 			wantCode: 200, wantReached: true, wantForward: "caller"},
 		{name: "denied token", method: "GET", path: "/api/v1/namespaces/a/secrets/s", token: "good", wantCode: 403},
-		{name: "health anonymous", method: "GET", path: "/readyz", wantCode: 200, wantReached: true, wantForward: "daemon"},
+		{name: "health anonymous", method: "GET", path: "/readyz", wantCode: 200, wantReached: true, wantForward: "none"},
 		{name: "node certificate", method: "GET", path: "/api/v1/namespaces/a/secrets/s", cert: nodeCert,
 			wantCode: 200, wantReached: true, wantForward: "daemon"},
 		{name: "node metrics never forwarded", method: "GET", path: "/metrics", cert: nodeCert, wantCode: 404},
@@ -142,7 +142,7 @@ func checkStatusBody(t *testing.T, w *httptest.ResponseRecorder) {
 	}
 }
 
-func TestLoopbackDoorHost(t *testing.T) {
+func TestInsecureDoorHost(t *testing.T) {
 	for _, tc := range []struct {
 		host     string
 		wantCode int
@@ -156,7 +156,7 @@ func TestLoopbackDoorHost(t *testing.T) {
 			r := httptest.NewRequest("GET", "http://x/api/v1/pods", nil)
 			r.Host = tc.host
 			w := httptest.NewRecorder()
-			Loopback(rec, LoopbackConfig{}).ServeHTTP(w, r)
+			Insecure(rec, InsecureConfig{}).ServeHTTP(w, r)
 			if w.Code != tc.wantCode || (rec.calls.Load() > 0) != (tc.wantCode == 200) {
 				t.Fatalf("got %d (handler calls %d), want %d", w.Code, rec.calls.Load(), tc.wantCode)
 			}
@@ -167,7 +167,7 @@ func TestLoopbackDoorHost(t *testing.T) {
 	}
 }
 
-func TestLoopbackDoorOperations(t *testing.T) {
+func TestInsecureDoorOperations(t *testing.T) {
 	rec := &recorder{}
 	ops := http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusTeapot) })
 	for _, tc := range []struct {
@@ -178,7 +178,7 @@ func TestLoopbackDoorOperations(t *testing.T) {
 		{"/debug/pprof/heap", ops, http.StatusTeapot}} {
 		r := httptest.NewRequest("GET", "http://127.0.0.1:10550"+tc.path, nil)
 		w := httptest.NewRecorder()
-		Loopback(rec, LoopbackConfig{Operations: tc.ops}).ServeHTTP(w, r)
+		Insecure(rec, InsecureConfig{Operations: tc.ops}).ServeHTTP(w, r)
 		if w.Code != tc.want {
 			t.Fatalf("%s: got %d, want %d", tc.path, w.Code, tc.want)
 		}
@@ -227,7 +227,7 @@ func TestLimits(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			b := &blocking{started: make(chan struct{}, 1), release: make(chan struct{})}
-			h := Loopback(b, LoopbackConfig{Limiter: NewLimiter(tc.limits)})
+			h := Insecure(b, InsecureConfig{Limiter: NewLimiter(tc.limits)})
 			done := make(chan int)
 			go func() {
 				w := httptest.NewRecorder()
@@ -258,8 +258,8 @@ func TestLimits(t *testing.T) {
 
 func TestLimitConnections(t *testing.T) {
 	lim := NewLimiter(Limits{MaxConnections: 1})
-	srv := httptest.NewUnstartedServer(Loopback(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {}),
-		LoopbackConfig{Limiter: lim}))
+	srv := httptest.NewUnstartedServer(Insecure(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {}),
+		InsecureConfig{Limiter: lim}))
 	srv.Config.ConnState = lim.ConnState
 	srv.Start()
 	defer srv.Close()

@@ -54,9 +54,12 @@ func (b *bearerRoundTripper) RoundTrip(r *http.Request) (*http.Response, error) 
 
 type forwardKey struct{}
 
+// forwarding is how the proxy reaches the cloud for one request.
 type forwarding struct {
 	rt  http.RoundTripper
 	err error
+	// daemon forwards with the daemon's own credentials.
+	daemon bool
 }
 
 // withForward records how the proxy must reach the cloud for this request.
@@ -64,12 +67,31 @@ func withForward(ctx context.Context, rt http.RoundTripper, err error) context.C
 	return context.WithValue(ctx, forwardKey{}, forwarding{rt: rt, err: err})
 }
 
+// AsNode marks a request as sent by this node itself (its own identity on
+// an authenticated door, or any caller of the insecure door): the proxy
+// forwards it with the daemon's credentials.
+func AsNode(ctx context.Context) context.Context {
+	return context.WithValue(ctx, forwardKey{}, forwarding{daemon: true})
+}
+
+// errNoCaller is returned for a request that no door authenticated: with
+// no caller to act as, it is never sent with the daemon's credentials.
+var errNoCaller = errors.New("the request has no authenticated caller to forward as")
+
 // ForwardTransport tells the proxy how to forward the request of ctx:
-// (nil, nil) means with the daemon's own credentials (the loopback door
-// and this node's own identity); a non-nil round tripper acts as the
-// caller; ErrNotForwardable means answer 403 with the error's text.
+// (nil, nil) means with the daemon's own credentials (AsNode); a non-nil
+// round tripper acts as the caller; ErrNotForwardable means answer 403
+// with the error's text. A request no door marked fails closed.
 func ForwardTransport(ctx context.Context) (http.RoundTripper, error) {
-	f, _ := ctx.Value(forwardKey{}).(forwarding)
+	f, ok := ctx.Value(forwardKey{}).(forwarding)
+	switch {
+	case !ok:
+		return nil, errNoCaller
+	case f.daemon:
+		return nil, nil
+	case f.rt == nil && f.err == nil:
+		return nil, errNoCaller
+	}
 	return f.rt, f.err
 }
 

@@ -27,6 +27,10 @@ type fakeCloud struct {
 	lastSAR      authorizationv1.SubjectAccessReviewSpec // guarded by mu
 	tokenReviews atomic.Int32
 	sars         atomic.Int32
+	// failWith, when set, is the HTTP status every review answers with.
+	failWith atomic.Int32
+	// reviewGate, when set, holds every TokenReview until it is closed.
+	reviewGate chan struct{}
 }
 
 func newFakeCloud(t *testing.T) *fakeCloud {
@@ -52,6 +56,12 @@ func (c *fakeCloud) setToken(token string, u *authenticationv1.UserInfo) {
 
 func (c *fakeCloud) serveTokenReview(w http.ResponseWriter, r *http.Request) {
 	c.tokenReviews.Add(1)
+	if c.reviewGate != nil {
+		<-c.reviewGate
+	}
+	if c.failed(w) {
+		return
+	}
 	var tr authenticationv1.TokenReview
 	if err := json.NewDecoder(r.Body).Decode(&tr); err != nil {
 		http.Error(w, err.Error(), http.StatusBadRequest)
@@ -65,8 +75,22 @@ func (c *fakeCloud) serveTokenReview(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, &tr)
 }
 
+// failed answers with failWith's status when it is set.
+func (c *fakeCloud) failed(w http.ResponseWriter) bool {
+	code := int(c.failWith.Load())
+	if code == 0 {
+		return false
+	}
+	w.Header().Set("Retry-After", "3")
+	http.Error(w, http.StatusText(code), code)
+	return true
+}
+
 func (c *fakeCloud) serveSAR(w http.ResponseWriter, r *http.Request) {
 	c.sars.Add(1)
+	if c.failed(w) {
+		return
+	}
 	var sar authorizationv1.SubjectAccessReview
 	if err := json.NewDecoder(r.Body).Decode(&sar); err != nil {
 		http.Error(w, err.Error(), http.StatusBadRequest)
@@ -91,20 +115,20 @@ func (c *fakeCloud) config() *rest.Config {
 	return &rest.Config{Host: c.srv.URL, ContentConfig: rest.ContentConfig{ContentType: "application/json"}}
 }
 
-func (c *fakeCloud) tokenClient(t *testing.T) authenticationclient.TokenReviewInterface {
-	cs, err := authenticationclient.NewForConfig(c.config())
+func (c *fakeCloud) reviews(t *testing.T) ReviewClients {
+	rc, err := NewReviewClients(c.config())
 	if err != nil {
 		t.Fatal(err)
 	}
-	return cs.TokenReviews()
+	return rc
+}
+
+func (c *fakeCloud) tokenClient(t *testing.T) authenticationclient.TokenReviewInterface {
+	return c.reviews(t).Tokens
 }
 
 func (c *fakeCloud) sarClient(t *testing.T) authorizationclient.SubjectAccessReviewInterface {
-	cs, err := authorizationclient.NewForConfig(c.config())
-	if err != nil {
-		t.Fatal(err)
-	}
-	return cs.SubjectAccessReviews()
+	return c.reviews(t).Access
 }
 
 // memStore is an in-memory DecisionStore.

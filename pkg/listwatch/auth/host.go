@@ -28,7 +28,7 @@ func LoopbackHost(host string) bool {
 	return err == nil && ip.Unmap().IsLoopback()
 }
 
-// CheckListenAddress fails for a loopback door address that is not a
+// CheckListenAddress fails for an insecure door address that is not a
 // loopback IP literal or localhost, unless allowRemote is set. An empty
 // address (door off) is fine.
 func CheckListenAddress(addr string, allowRemote bool) error {
@@ -37,10 +37,10 @@ func CheckListenAddress(addr string, allowRemote bool) error {
 	}
 	host, _, err := net.SplitHostPort(addr)
 	if err != nil {
-		return fmt.Errorf("listen-address %q: %w", addr, err)
+		return fmt.Errorf("insecure-listen-address %q: %w", addr, err)
 	}
 	if !LoopbackHost(host) || host == "" {
-		return fmt.Errorf("listen-address %q is not a loopback address; the loopback door acts with the node's identity, "+
+		return fmt.Errorf("insecure-listen-address %q is not a loopback address; the insecure door acts with the node's identity, "+
 			"use --secure-listen-address for remote clients or set --insecure-allow-remote", addr)
 	}
 	return nil
@@ -51,7 +51,7 @@ func checkHost(w http.ResponseWriter, r *http.Request) bool {
 	if LoopbackHost(r.Host) {
 		return true
 	}
-	forbidden(w, fmt.Sprintf("host %q is not a loopback address: the loopback door only answers requests "+
+	forbidden(w, fmt.Sprintf("host %q is not a loopback address: the insecure door only answers requests "+
 		"addressed to 127.0.0.1, ::1 or localhost (DNS rebinding protection)", r.Host))
 	return false
 }

@@ -12,7 +12,7 @@ type DecisionStore interface {
 }
 
 // PodLookup reports whether the pod namespace/name with uid is in the
-// local pod cache.
+// local pod cache and not being deleted (no deletionTimestamp).
 type PodLookup func(namespace, name, uid string) bool
 
 // User is an authenticated caller.

@@ -6,6 +6,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/apiserver-lite/apiserver-lite/pkg/listwatch/requestinfo"
 	"golang.org/x/net/netutil"
 )
 
@@ -14,14 +15,18 @@ const (
 	// DefaultMaxConnections caps open connections per door; an edge node
 	// has a kubelet, a few dozen pods and kubectl.
 	DefaultMaxConnections = 1024
-	// DefaultMaxRequestsInflight caps non-watch requests being served per
-	// door, kube-apiserver's --max-requests-inflight default.
+	// DefaultMaxRequestsInflight caps short (not long-running) requests
+	// being served per door, kube-apiserver's --max-requests-inflight
+	// default.
 	DefaultMaxRequestsInflight = 400
 	// DefaultMaxWatchesPerClient caps watches per client identity; the
 	// kubelet watches each referenced secret and configmap on its own.
 	DefaultMaxWatchesPerClient = 1000
 	// retryAfterSeconds is the Retry-After of a 429.
 	retryAfterSeconds = 1
+	// minShareDivisor caps one identity at half the in-flight slots even
+	// when it is alone, so a caller that arrives later always finds room.
+	minShareDivisor = 2
 )
 
 // Limits are the caps of one door; a zero field is no cap.
@@ -38,12 +43,13 @@ type Limiter struct {
 	conns    atomic.Int64
 	inflight chan struct{} // nil without a cap
 	mu       sync.Mutex
-	watches  map[string]int // guarded by mu; open watches per identity
+	watches  map[string]int // guarded by mu; open long-running requests per identity
+	shares   map[string]int // guarded by mu; short requests in flight per identity
 }
 
 // NewLimiter returns a Limiter for l.
 func NewLimiter(l Limits) *Limiter {
-	lim := &Limiter{limits: l, watches: map[string]int{}}
+	lim := &Limiter{limits: l, watches: map[string]int{}, shares: map[string]int{}}
 	if l.MaxRequestsInflight > 0 {
 		lim.inflight = make(chan struct{}, l.MaxRequestsInflight)
 	}
@@ -71,8 +77,10 @@ func (l *Limiter) admitConnection(w http.ResponseWriter) bool {
 	return false
 }
 
-// admitRequest takes an in-flight slot for a non-watch request, or answers
-// 429. The returned release must be called when the request is done.
+// admitRequest takes an in-flight slot for a short request, or answers
+// 429. It runs before authentication, so that unauthenticated work is
+// bounded too. The returned release must be called when the request is
+// done.
 func (l *Limiter) admitRequest(w http.ResponseWriter) (release func(), ok bool) {
 	if l.inflight == nil {
 		return func() {}, true
@@ -86,7 +94,41 @@ func (l *Limiter) admitRequest(w http.ResponseWriter) (release func(), ok bool) 
 	}
 }
 
-// admitWatch counts a watch of identity, or answers 429.
+// admitShare counts a short request of identity within its fair share of
+// the in-flight slots (the cap divided among the identities holding slots,
+// at most half of it), in the spirit of API Priority and Fairness: one
+// caller cannot starve the others. An empty identity (the insecure door,
+// where every caller is the node) has no share to keep.
+func (l *Limiter) admitShare(w http.ResponseWriter, identity string) (release func(), ok bool) {
+	if l.limits.MaxRequestsInflight <= 0 || identity == "" {
+		return func() {}, true
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.shares[identity] >= l.shareLocked(identity) {
+		tooMany(w, "too many requests in flight for this client, please try again later", retryAfterSeconds)
+		return nil, false
+	}
+	l.shares[identity]++
+	return func() {
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		if l.shares[identity]--; l.shares[identity] <= 0 {
+			delete(l.shares, identity)
+		}
+	}, true
+}
+
+// shareLocked is identity's fair share of the in-flight slots.
+func (l *Limiter) shareLocked(identity string) int {
+	n := len(l.shares)
+	if _, ok := l.shares[identity]; !ok {
+		n++
+	}
+	return max(1, l.limits.MaxRequestsInflight/max(n, minShareDivisor))
+}
+
+// admitWatch counts a long-running request of identity, or answers 429.
 func (l *Limiter) admitWatch(w http.ResponseWriter, identity string) (release func(), ok bool) {
 	if l.limits.MaxWatchesPerClient <= 0 {
 		return func() {}, true
@@ -107,15 +149,28 @@ func (l *Limiter) admitWatch(w http.ResponseWriter, identity string) (release fu
 	}, true
 }
 
-// admit applies the connection cap, then the watch or in-flight cap.
-func (l *Limiter) admit(w http.ResponseWriter, watch bool, identity string) (func(), bool) {
+// admitPreAuth applies the connection cap and, to a short request, the
+// door's in-flight cap, before anything is spent on authentication.
+// Long-running requests (see requestinfo.LongRunning) are exempt from the
+// in-flight cap, as in kube-apiserver.
+func (l *Limiter) admitPreAuth(w http.ResponseWriter, a attributes) (func(), bool) {
 	if !l.admitConnection(w) {
 		return nil, false
 	}
-	if watch {
-		return l.admitWatch(w, identity)
+	if requestinfo.LongRunning(a) {
+		return func() {}, true
 	}
 	return l.admitRequest(w)
+}
+
+// admitIdentity applies the per-identity caps once the caller is known: a
+// long-running request counts against identity's watch cap, a short one
+// against its fair share of the in-flight slots.
+func (l *Limiter) admitIdentity(w http.ResponseWriter, a attributes, identity string) (func(), bool) {
+	if requestinfo.LongRunning(a) {
+		return l.admitWatch(w, identity)
+	}
+	return l.admitShare(w, identity)
 }
 
 // connectionHeadroom is how many connections past MaxConnections are still

@@ -23,8 +23,9 @@ func TestCallerTransport(t *testing.T) {
 		wantVia string
 		wantErr error
 	}{
-		{name: "loopback door", ctx: context.Background(), wantVia: "daemon"},
-		{name: "this node", ctx: withForward(context.Background(), nil, nil), wantVia: "daemon"},
+		{name: "no door", ctx: context.Background(), wantErr: errNoCaller},
+		{name: "empty forwarding", ctx: withForward(context.Background(), nil, nil), wantErr: errNoCaller},
+		{name: "this node", ctx: AsNode(context.Background()), wantVia: "daemon"},
 		{name: "token caller", ctx: withForward(context.Background(), tagTransport("caller"), nil), wantVia: "caller"},
 		{name: "other certificate", ctx: withForward(context.Background(), nil, ErrNotForwardable), wantErr: ErrNotForwardable},
 	} {

@@ -2,6 +2,7 @@ package auth
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"strconv"
 
@@ -40,5 +41,34 @@ func notFound(w http.ResponseWriter) {
 	writeStatus(w, &apierrors.StatusError{ErrStatus: metav1.Status{
 		Status: metav1.StatusFailure, Code: http.StatusNotFound,
 		Reason: metav1.StatusReasonNotFound, Message: "the server could not find the requested resource",
+	}})
+}
+
+// unavailable answers 503 asking the client to retry after retryAfter
+// seconds.
+func unavailable(w http.ResponseWriter, msg string, retryAfter int) {
+	w.Header().Set("Retry-After", strconv.Itoa(retryAfter))
+	st := apierrors.NewServiceUnavailable(msg)
+	st.ErrStatus.Details = &metav1.StatusDetails{RetryAfterSeconds: int32(retryAfter)}
+	writeStatus(w, st)
+}
+
+// retryAfterOf is the delay the cloud suggested in err, at least
+// retryAfterSeconds.
+func retryAfterOf(err error) int {
+	if s, ok := apierrors.SuggestsClientDelay(err); ok && s > 0 {
+		return s
+	}
+	return retryAfterSeconds
+}
+
+// unsupportedMediaType answers 415 as kube-apiserver does for a body it
+// cannot decode.
+func unsupportedMediaType(w http.ResponseWriter, contentType string) {
+	writeStatus(w, &apierrors.StatusError{ErrStatus: metav1.Status{
+		Status: metav1.StatusFailure, Code: http.StatusUnsupportedMediaType,
+		Reason: metav1.StatusReasonUnsupportedMediaType,
+		Message: fmt.Sprintf("the body of the request was in an unknown format - accepted media types include: "+
+			"application/json, application/yaml, application/vnd.kubernetes.protobuf (got %q)", contentType),
 	}})
 }

@@ -100,7 +100,7 @@ func servingConfig(c servingContents, caFile string) (*tls.Config, error) {
 func generatedServing(o TLSOptions, now time.Time) (certFile, keyFile, caFile string, err error) {
 	dir := filepath.Join(o.DataDir, servingDir)
 	certFile, keyFile, caFile = filepath.Join(dir, servingCertFile), filepath.Join(dir, servingKeyFile), filepath.Join(dir, servingCAFile)
-	if fresh(certFile, keyFile, now) {
+	if fresh(certFile, keyFile, now) && covers(certFile, o) {
 		return certFile, keyFile, caFile, publish(dir, certFile, caFile)
 	}
 	certPEM, keyPEM, err := certutil.GenerateSelfSignedCertKey(o.Host, o.IPs, o.DNS)
@@ -152,6 +152,26 @@ func fresh(certFile, keyFile string, now time.Time) bool {
 	}
 	leaf, err := x509.ParseCertificate(pair.Certificate[0])
 	return err == nil && now.Add(renewBefore).Before(leaf.NotAfter)
+}
+
+// covers is true when the generated certificate names every address and
+// DNS name o asks for, so a door added at a new address regenerates it.
+func covers(certFile string, o TLSOptions) bool {
+	certs, err := certutil.CertsFromFile(certFile)
+	if err != nil || len(certs) == 0 {
+		return false
+	}
+	for _, ip := range o.IPs {
+		if certs[0].VerifyHostname(ip.String()) != nil {
+			return false
+		}
+	}
+	for _, name := range append([]string{o.Host}, o.DNS...) {
+		if name != "" && certs[0].VerifyHostname(name) != nil {
+			return false
+		}
+	}
+	return true
 }
 
 // writeFile writes data to path with mode (whatever the umask) through a

@@ -2,6 +2,7 @@ package auth
 
 import (
 	"crypto/x509"
+	"net"
 	"os"
 	"path/filepath"
 	"testing"
@@ -107,4 +108,27 @@ func TestServerTLSPublishesOlderCA(t *testing.T) {
 		t.Fatal(err)
 	}
 	mustHaveGeneratedModes(t, dir)
+}
+
+func TestServerTLSRegeneratesForNewAddresses(t *testing.T) {
+	dir := t.TempDir()
+	now := time.Now()
+	o := TLSOptions{DataDir: dir, Host: "n1", DNS: []string{"localhost"}, IPs: []net.IP{net.IPv4(127, 0, 0, 1)}}
+	if _, _, err := ServerTLS(o, now); err != nil {
+		t.Fatal(err)
+	}
+	certFile := filepath.Join(dir, servingDir, servingCertFile)
+	if !covers(certFile, o) {
+		t.Fatalf("the generated certificate does not cover what it was made for")
+	}
+	o.IPs = append(o.IPs, net.IPv4(169, 254, 20, 10))
+	if covers(certFile, o) {
+		t.Fatalf("got covered for a new address, want not")
+	}
+	if _, _, err := ServerTLS(o, now); err != nil {
+		t.Fatal(err)
+	}
+	if !covers(certFile, o) {
+		t.Fatalf("after ServerTLS with a new address: the certificate does not name it")
+	}
 }

@@ -3,6 +3,9 @@ package requestinfo
 import (
 	"net/http"
 	"strings"
+
+	"k8s.io/apimachinery/pkg/util/sets"
+	apirequest "k8s.io/apiserver/pkg/endpoints/request"
 )
 
 // Attributes are what a request asks, as kube-apiserver's RequestInfo
@@ -21,114 +24,51 @@ type Attributes struct {
 	LabelSelector   string `json:"labelSelector,omitempty"`
 }
 
-// Resolve resolves r the way k8s.io/apiserver's RequestInfoFactory does
-// for the /api and /apis prefixes.
+// factory is kube-apiserver's own resolver with its API prefixes: the
+// watch parameter is decoded with the parameter codec the handlers use, so
+// ?watch=yes, =t or =on are a watch here as they are when served.
+var factory = &apirequest.RequestInfoFactory{
+	APIPrefixes:          sets.NewString("api", "apis"),
+	GrouplessAPIPrefixes: sets.NewString("api"),
+}
+
+// Resolve resolves r with k8s.io/apiserver's RequestInfoFactory for the
+// /api and /apis prefixes.
 func Resolve(r *http.Request) Attributes {
-	path := r.URL.Path
-	a := Attributes{Path: path, Verb: nonResourceVerb(r.Method)}
-	parts := splitPath(path)
-	switch {
-	case len(parts) >= 3 && parts[0] == "api":
-		a.Version, parts = parts[1], parts[2:]
-	case len(parts) >= 4 && parts[0] == "apis":
-		a.Group, a.Version, parts = parts[1], parts[2], parts[3:]
-	default:
-		return a
+	info, err := factory.NewRequestInfo(r)
+	if err != nil { // only for a malformed URL; no verb authorizes it
+		return Attributes{Path: r.URL.Path}
 	}
-	a.ResourceRequest = true
-	a.Path = ""
-	a.Verb = resourceVerb(r.Method)
-	if parts[0] == "watch" {
-		a.Verb, parts = "watch", parts[1:]
-	}
-	if len(parts) >= 2 && parts[0] == "namespaces" {
-		a.Namespace = parts[1]
-		if len(parts) >= 3 {
-			parts = parts[2:]
-		} else {
-			a.Resource, a.Name = "namespaces", parts[1]
-			parts = nil
-		}
-	}
-	if len(parts) > 0 {
-		a.Resource = parts[0]
-	}
-	if len(parts) > 1 {
-		a.Name = parts[1]
-	}
-	if len(parts) > 2 {
-		a.Subresource = parts[2]
-	}
-	a.refineCollection(r)
-	return a
+	return fromInfo(info)
 }
 
-// refineCollection turns get into list/watch and delete into
-// deletecollection for a request without a name, and keeps selectors.
-func (a *Attributes) refineCollection(r *http.Request) {
-	q := r.URL.Query()
-	if a.Verb == "get" && a.Name == "" {
-		a.Verb = "list"
+func fromInfo(info *apirequest.RequestInfo) Attributes {
+	if !info.IsResourceRequest {
+		return Attributes{Path: info.Path, Verb: info.Verb}
 	}
-	if a.Verb == "list" {
-		if w := strings.ToLower(q.Get("watch")); w == "true" || w == "1" {
-			a.Verb = "watch"
-		}
-	}
-	if a.Verb == "delete" && a.Name == "" {
-		a.Verb = "deletecollection"
-	}
-	if a.Verb == "list" || a.Verb == "watch" || a.Verb == "deletecollection" {
-		a.FieldSelector = q.Get("fieldSelector")
-		a.LabelSelector = q.Get("labelSelector")
-	}
-	if a.Name == "" && (a.Verb == "list" || a.Verb == "watch") {
-		a.Name = nameFromFieldSelector(a.FieldSelector)
-	}
+	return Attributes{ResourceRequest: true, Verb: info.Verb, Group: info.APIGroup, Version: info.APIVersion,
+		Resource: info.Resource, Subresource: info.Subresource, Namespace: info.Namespace, Name: info.Name,
+		FieldSelector: info.FieldSelector, LabelSelector: info.LabelSelector}
 }
 
-// nameFromFieldSelector is X of a field selector metadata.name=X, which
-// kube-apiserver treats as the request's name (a single-object watch).
-func nameFromFieldSelector(sel string) string {
-	if strings.Contains(sel, ",") {
-		return ""
-	}
-	for _, prefix := range []string{"metadata.name==", "metadata.name="} {
-		if v, ok := strings.CutPrefix(sel, prefix); ok && v != "" && !strings.ContainsAny(v, "=!") {
-			return v
-		}
-	}
-	return ""
-}
+// longRunningVerbs and longRunningSubresources are kube-apiserver's
+// (BasicLongRunningRequestCheck as its server options configure it):
+// requests that hold their connection for as long as the client wants.
+var (
+	longRunningVerbs        = sets.New("watch", "proxy")
+	longRunningSubresources = sets.New("attach", "exec", "proxy", "log", "portforward")
+)
 
-func splitPath(p string) []string {
-	p = strings.Trim(p, "/")
-	if p == "" {
-		return nil
+// LongRunning reports whether a is a long-running request as kube-apiserver
+// classifies it: a watch, a proxy, a pod's log, exec, attach or
+// portforward, or a profile. Such requests are exempt from the in-flight
+// cap and counted against the watch cap instead.
+func LongRunning(a Attributes) bool {
+	if longRunningVerbs.Has(a.Verb) {
+		return true
 	}
-	return strings.Split(p, "/")
-}
-
-// resourceVerb is the verb of a resource request before refineCollection,
-// as RequestInfoFactory maps it: empty for a method it does not know, which
-// no authorization rule grants.
-func resourceVerb(method string) string {
-	switch method {
-	case http.MethodPost:
-		return "create"
-	case http.MethodGet, http.MethodHead:
-		return "get"
-	case http.MethodPut:
-		return "update"
-	case http.MethodPatch:
-		return "patch"
-	case http.MethodDelete:
-		return "delete"
-	default:
-		return ""
+	if a.ResourceRequest {
+		return longRunningSubresources.Has(a.Subresource)
 	}
+	return strings.HasPrefix(a.Path, "/debug/pprof/")
 }
-
-// nonResourceVerb is the verb of a request outside /api and /apis: the
-// lowercase method, as RequestInfoFactory has it.
-func nonResourceVerb(method string) string { return strings.ToLower(method) }

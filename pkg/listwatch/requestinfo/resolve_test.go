@@ -17,6 +17,14 @@ func TestResolve(t *testing.T) {
 		{"GET", "/api/v1/namespaces/a/secrets?watch=true&fieldSelector=metadata.name%3Ds",
 			Attributes{ResourceRequest: true, Verb: "watch", Version: "v1", Resource: "secrets", Namespace: "a", Name: "s",
 				FieldSelector: "metadata.name=s"}},
+		{"GET", "/api/v1/namespaces/a/pods?watch=yes",
+			Attributes{ResourceRequest: true, Verb: "watch", Version: "v1", Resource: "pods", Namespace: "a"}},
+		{"GET", "/api/v1/namespaces/a/pods?watch=t",
+			Attributes{ResourceRequest: true, Verb: "watch", Version: "v1", Resource: "pods", Namespace: "a"}},
+		{"GET", "/api/v1/namespaces/a/pods?watch=on",
+			Attributes{ResourceRequest: true, Verb: "watch", Version: "v1", Resource: "pods", Namespace: "a"}},
+		{"GET", "/api/v1/namespaces/a/pods?watch=false",
+			Attributes{ResourceRequest: true, Verb: "list", Version: "v1", Resource: "pods", Namespace: "a"}},
 		{"GET", "/api/v1/watch/namespaces/a/pods",
 			Attributes{ResourceRequest: true, Verb: "watch", Version: "v1", Resource: "pods", Namespace: "a"}},
 		{"GET", "/api/v1/pods?fieldSelector=spec.nodeName%3Dn1",
@@ -44,6 +52,33 @@ func TestResolve(t *testing.T) {
 		t.Run(tc.method+" "+tc.target, func(t *testing.T) {
 			if got := Resolve(httptest.NewRequest(tc.method, tc.target, nil)); got != tc.want {
 				t.Fatalf("got %+v, want %+v", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestLongRunning(t *testing.T) {
+	for _, tc := range []struct {
+		method, target string
+		want           bool
+	}{
+		{"GET", "/api/v1/namespaces/a/pods?watch=yes", true},
+		{"GET", "/api/v1/namespaces/a/pods?watch=1", true},
+		{"GET", "/api/v1/watch/pods", true},
+		{"GET", "/api/v1/namespaces/a/pods", false},
+		{"GET", "/api/v1/namespaces/a/pods/p", false},
+		{"GET", "/api/v1/namespaces/a/pods/p/log?follow=true", true},
+		{"POST", "/api/v1/namespaces/a/pods/p/exec", true},
+		{"POST", "/api/v1/namespaces/a/pods/p/attach", true},
+		{"POST", "/api/v1/namespaces/a/pods/p/portforward", true},
+		{"GET", "/api/v1/namespaces/a/services/s/proxy/x", true},
+		{"PUT", "/api/v1/namespaces/a/pods/p/status", false},
+		{"GET", "/debug/pprof/profile", true},
+		{"GET", "/version", false},
+	} {
+		t.Run(tc.method+" "+tc.target, func(t *testing.T) {
+			if got := LongRunning(Resolve(httptest.NewRequest(tc.method, tc.target, nil))); got != tc.want {
+				t.Fatalf("got %v, want %v", got, tc.want)
 			}
 		})
 	}
