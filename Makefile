@@ -41,8 +41,15 @@ export CGO_ENABLED := 1
 
 all: build
 
+# `apiserver-lite version` reports these. The go command stamps no VCS
+# revision in a git worktree or with GOFLAGS=-buildvcs=false, so make stamps
+# it; VERSION is the nearest tag, when there is one.
+REVISION ?= $(shell r=$$(git rev-parse HEAD 2>/dev/null) && { git diff --quiet HEAD && echo $$r || echo $$r-dirty; })
+VERSION  ?= $(shell git describe --tags --dirty 2>/dev/null)
+LDFLAGS  := -X main.revision=$(REVISION) $(if $(VERSION),-X main.version=$(VERSION))
+
 build:
-	$(GO) build -trimpath -o $(BINARY) ./cmd/apiserver-lite
+	$(GO) build -trimpath -ldflags "$(LDFLAGS)" -o $(BINARY) ./cmd/apiserver-lite
 
 lint:
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go')); \

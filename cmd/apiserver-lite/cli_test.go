@@ -38,12 +38,25 @@ func mustMatchGolden(t *testing.T, name, got string) {
 	}
 }
 
-// runCommand runs an operator subcommand and returns its output.
+// runCommand runs apiserver-lite with args and returns its standard
+// output.
 func runCommand(t *testing.T, args ...string) (string, error) {
 	t.Helper()
-	var out bytes.Buffer
-	err := commands()[args[0]](context.Background(), args[1:], &out)
-	return out.String(), err
+	out, _, err := runCLI(t, args...)
+	return out, err
+}
+
+// runCLI runs apiserver-lite with args and returns its standard output and
+// standard error.
+func runCLI(t *testing.T, args ...string) (stdout, stderr string, err error) {
+	t.Helper()
+	root := newRootCommand()
+	var out, errOut bytes.Buffer
+	root.SetOut(&out)
+	root.SetErr(&errOut)
+	root.SetArgs(args)
+	err = root.ExecuteContext(context.Background())
+	return out.String(), errOut.String(), err
 }
 
 // normalize blanks the fields of a live status that change from run to run.
@@ -83,11 +96,17 @@ func TestStatusGolden(t *testing.T) {
 		t.Errorf("status table: got %v %q, want a table", err, tbl)
 	}
 	cfg := filepath.Join(t.TempDir(), "config.yaml")
-	if err := os.WriteFile(cfg, []byte("node-name: n1\nlisten-address: "+addr+"\n"), 0o600); err != nil {
+	if err := os.WriteFile(cfg, []byte("node-name: n1\ninsecure-listen-address: "+addr+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	if out, err := runCommand(t, "status", "--config", cfg, "-o", "json"); err != nil || !strings.Contains(out, `"node": "n1"`) {
 		t.Errorf("status --config: got %v %q, want the daemon's status", err, out)
+	}
+	if err := os.WriteFile(cfg, []byte("node-name: n1\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := runCommand(t, "status", "--config", cfg); err == nil || !strings.Contains(err.Error(), "pass --kubeconfig") {
+		t.Errorf("status --config without an insecure door: got %v, want a pointer to --kubeconfig", err)
 	}
 	if _, err := runCommand(t, "status", "--address", mustFreeAddress(t)); err == nil {
 		t.Errorf("status with no daemon: got nil, want an error")
@@ -126,13 +145,6 @@ func TestInspectGolden(t *testing.T) {
 	}
 	if _, err := runCommand(t, "inspect", "--data-dir", t.TempDir()); err == nil {
 		t.Errorf("inspect of an empty dir: got nil, want an error")
-	}
-}
-
-func TestVersion(t *testing.T) {
-	out, err := runCommand(t, "version")
-	if err != nil || !strings.HasPrefix(out, "apiserver-lite ") || !strings.Contains(out, "go1.") {
-		t.Errorf("version: got %v %q, want a version line", err, out)
 	}
 }
 
@@ -199,5 +211,40 @@ func TestExampleConfigChecks(t *testing.T) {
 	out, err := runCommand(t, "config", "check", "--config", "../../configs/apiserver-lite.yaml", "--kubeconfig", kc, "--node-name", "edge-1")
 	if err != nil || !strings.HasSuffix(out, ": ok\n") {
 		t.Errorf("example config: got %v %q, want ok", err, out)
+	}
+}
+
+// A cloud kubeconfig that skips TLS verification passes the check with a
+// warning on standard error.
+func TestConfigCheckWarnsInsecureSkipTLSVerify(t *testing.T) {
+	dir := t.TempDir()
+	tests := []struct {
+		name, kubeconfig, wantWarning string
+	}{
+		{"verified", unreachableKubeconfig, ""},
+		{"insecure", strings.Replace(unreachableKubeconfig, `server: "https://127.0.0.1:1"`,
+			`server: "https://127.0.0.1:1", insecure-skip-tls-verify: true`, 1), "Warning: kubeconfig "},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			kc := filepath.Join(dir, tt.name+".kubeconfig")
+			cfg := filepath.Join(dir, tt.name+".yaml")
+			if err := os.WriteFile(kc, []byte(tt.kubeconfig), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(cfg, []byte("node-name: n1\nkubeconfig: "+kc+"\n"), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			out, errOut, err := runCLI(t, "config", "check", "--config", cfg)
+			if err != nil || out != "config "+cfg+": ok\n" {
+				t.Fatalf("got %v %q, want ok", err, out)
+			}
+			if tt.wantWarning == "" && errOut != "" {
+				t.Errorf("got warnings %q, want none", errOut)
+			}
+			if tt.wantWarning != "" && (!strings.HasPrefix(errOut, tt.wantWarning) || !strings.Contains(errOut, "insecure-skip-tls-verify")) {
+				t.Errorf("got warnings %q, want one naming insecure-skip-tls-verify", errOut)
+			}
+		})
 	}
 }

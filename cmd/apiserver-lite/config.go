@@ -67,14 +67,21 @@ type resourceConfig struct {
 	FieldSelector string `mapstructure:"fieldSelector"`
 }
 
-// loadConfig applies, lowest precedence first: defaults, the config file,
-// APISERVER_LITE_* environment variables, then flags.
+// loadConfig parses args as the daemon's flags and loads the configuration
+// they describe (see configFromFlags).
 func loadConfig(args []string) (config, error) {
-	v := viper.New()
 	fs := newFlagSet()
 	if err := fs.Parse(args); err != nil {
 		return config{}, err
 	}
+	return configFromFlags(fs)
+}
+
+// configFromFlags applies, lowest precedence first: defaults, the config
+// file, APISERVER_LITE_* environment variables, then the flags of fs (a
+// newFlagSet, parsed) that were set.
+func configFromFlags(fs *pflag.FlagSet) (config, error) {
+	v := viper.New()
 	if err := v.BindPFlags(fs); err != nil {
 		return config{}, fmt.Errorf("bind flags: %w", err)
 	}
@@ -82,6 +89,7 @@ func loadConfig(args []string) (config, error) {
 	v.SetEnvKeyReplacer(strings.NewReplacer("-", "_"))
 	v.AutomaticEnv()
 	v.SetDefault("resources", defaultResources())
+	v.SetDefault("node-name", hostname()) // not the flag's default, so --help reads the same on every host
 	if path := v.GetString("config"); path != "" {
 		v.SetConfigFile(path)
 		if err := v.ReadInConfig(); err != nil {
@@ -102,7 +110,7 @@ func newFlagSet() *pflag.FlagSet {
 	fs.String("data-dir", defaultDataDir, "directory of the SQLite state (created with mode 0700)")
 	fs.String("listen-address", defaultListenAddress,
 		"address of the kubelet's door: HTTPS, authenticated by client certificate or token; empty turns it off")
-	fs.String("node-name", hostname(), "this node's name, substituted for ${NODE_NAME} in selectors")
+	fs.String("node-name", "", "this node's name, substituted for ${NODE_NAME} in selectors (default: the host name, lowercased)")
 	fs.Int("watch-cache-size", versioncache.DefaultCapacity, "events kept per resource for watches")
 	fs.String("log-level", defaultLogLevel, "debug, info, warn or error")
 	fs.Duration("watch-progress-timeout", cloudsync.DefaultWatchProgressTimeout,

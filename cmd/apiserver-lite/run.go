@@ -42,24 +42,18 @@ const (
 	userAgent = "apiserver-lite"
 )
 
-// run owns the daemon's lifecycle: it returns when ctx is cancelled and the
-// ordered shutdown is done, or when startup or serving fails.
-func run(ctx context.Context, args []string) error {
-	if len(args) > 0 {
-		if cmd, ok := commands()[args[0]]; ok {
-			return cmd(ctx, args[1:], os.Stdout)
-		}
-	}
-	cfg, err := loadConfig(args)
-	if err != nil {
-		return err
-	}
+// runDaemon owns the daemon's lifecycle: it returns when ctx is cancelled
+// and the ordered shutdown is done, or when startup or serving fails.
+func runDaemon(ctx context.Context, cfg config) error {
 	if err := cfg.Validate(); err != nil {
 		return err
 	}
 	log, err := newLogger(os.Stderr, cfg.LogLevel, cfg.LogFormat)
 	if err != nil {
 		return err
+	}
+	for _, w := range cfg.warnings() {
+		log.Warn(w)
 	}
 	applyMemorySettings(cfg, log) // checked by Validate
 	res, err := syncResources(cfg)

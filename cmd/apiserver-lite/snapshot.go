@@ -9,7 +9,7 @@ import (
 	"path/filepath"
 
 	"github.com/apiserver-lite/apiserver-lite/pkg/metastore"
-	"github.com/spf13/pflag"
+	"github.com/spf13/cobra"
 )
 
 // restoreSuffix names the temporary copy a restore checks before it
@@ -19,34 +19,43 @@ const restoreSuffix = ".restoring"
 // sqliteSideFiles are the files SQLite keeps beside a database.
 var sqliteSideFiles = []string{"-wal", "-shm", "-journal"}
 
-func cmdSnapshot(ctx context.Context, args []string, out io.Writer) error {
-	usage := errors.New("usage: apiserver-lite snapshot save FILE [--data-dir D] | snapshot restore FILE --data-dir D [--node-name N] [--force]")
-	if len(args) == 0 {
-		return usage
-	}
-	switch args[0] {
-	case "save":
-		return snapshotSave(ctx, args[1:], out)
-	case "restore":
-		return snapshotRestore(ctx, args[1:], out)
-	}
-	return usage
+func newSnapshotCommand() *cobra.Command {
+	return groupCommand("snapshot", "Save a copy of the daemon's store, or seed a data dir from one",
+		newSnapshotSaveCommand(), newSnapshotRestoreCommand())
+}
+
+func newSnapshotSaveCommand() *cobra.Command {
+	var dir string
+	cmd := &cobra.Command{Use: "save FILE [--data-dir D]", Short: "Copy the store to FILE (mode 0600), also while the daemon runs",
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return snapshotSave(cmd.Context(), dir, args[0], cmd.OutOrStdout())
+		}}
+	cmd.Flags().StringVar(&dir, "data-dir", defaultDataDir, "data directory of the daemon")
+	return cmd
+}
+
+func newSnapshotRestoreCommand() *cobra.Command {
+	var o restoreOptions
+	cmd := &cobra.Command{Use: "restore FILE --data-dir D [--node-name N] [--force]",
+		Short: "Seed a stopped daemon's data dir from a snapshot of this node",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			o.file = args[0]
+			return snapshotRestore(cmd.Context(), o, cmd.OutOrStdout())
+		}}
+	fs := cmd.Flags()
+	fs.StringVar(&o.dir, "data-dir", defaultDataDir, "data directory to seed (the daemon must be stopped)")
+	fs.StringVar(&o.node, "node-name", hostname(), "the node the data dir is for")
+	fs.BoolVar(&o.force, "force", false, "replace an existing store")
+	return cmd
 }
 
 // snapshotSave copies the store with VACUUM INTO from a read-only
 // connection: consistent while the daemon runs, and only for a user who
 // may read the data dir (the copy holds every synced Secret).
-func snapshotSave(ctx context.Context, args []string, out io.Writer) error {
-	fs := pflag.NewFlagSet("snapshot save", pflag.ContinueOnError)
-	dir := fs.String("data-dir", defaultDataDir, "data directory of the daemon")
-	if err := fs.Parse(args); err != nil {
-		return err
-	}
-	if fs.NArg() != 1 {
-		return errors.New("snapshot save: want exactly one FILE")
-	}
-	file := fs.Arg(0)
-	if err := metastore.Backup(ctx, filepath.Join(*dir, dbFile), file); err != nil {
+func snapshotSave(ctx context.Context, dir, file string, out io.Writer) error {
+	if err := metastore.Backup(ctx, filepath.Join(dir, dbFile), file); err != nil {
 		return err
 	}
 	rep, err := metastore.Inspect(ctx, file, nodeNameKey)
@@ -57,39 +66,34 @@ func snapshotSave(ctx context.Context, args []string, out io.Writer) error {
 	return err
 }
 
+// restoreOptions are the arguments of `snapshot restore`.
+type restoreOptions struct {
+	file, dir, node string
+	force           bool
+}
+
 // snapshotRestore seeds a data dir from a snapshot, refusing a damaged
 // snapshot, another node's snapshot and, without --force, an existing
 // store.
-func snapshotRestore(ctx context.Context, args []string, out io.Writer) error {
-	fs := pflag.NewFlagSet("snapshot restore", pflag.ContinueOnError)
-	dir := fs.String("data-dir", defaultDataDir, "data directory to seed (the daemon must be stopped)")
-	node := fs.String("node-name", hostname(), "the node the data dir is for")
-	force := fs.Bool("force", false, "replace an existing store")
-	if err := fs.Parse(args); err != nil {
-		return err
-	}
-	if fs.NArg() != 1 {
-		return errors.New("snapshot restore: want exactly one FILE")
-	}
-	file := fs.Arg(0)
-	rep, err := metastore.Inspect(ctx, file, nodeNameKey)
+func snapshotRestore(ctx context.Context, o restoreOptions, out io.Writer) error {
+	rep, err := metastore.Inspect(ctx, o.file, nodeNameKey)
 	if err != nil {
 		return fmt.Errorf("snapshot restore: %w", err)
 	}
 	if rep.Integrity != "ok" {
-		return fmt.Errorf("snapshot restore: %s is damaged: %s", file, rep.Integrity)
+		return fmt.Errorf("snapshot restore: %s is damaged: %s", o.file, rep.Integrity)
 	}
-	if from := string(rep.Meta[nodeNameKey]); from != "" && from != *node {
-		return fmt.Errorf("snapshot restore: %s was taken on node %q and holds only what that node may read; refusing to seed node %q", file, from, *node)
+	if from := string(rep.Meta[nodeNameKey]); from != "" && from != o.node {
+		return fmt.Errorf("snapshot restore: %s was taken on node %q and holds only what that node may read; refusing to seed node %q", o.file, from, o.node)
 	}
-	dst := filepath.Join(*dir, dbFile)
-	if _, err := os.Stat(dst); err == nil && !*force {
+	dst := filepath.Join(o.dir, dbFile)
+	if _, err := os.Stat(dst); err == nil && !o.force {
 		return fmt.Errorf("snapshot restore: %s already exists; stop the daemon and pass --force to replace it", dst)
 	}
-	if err := installSnapshot(ctx, file, dst); err != nil {
+	if err := installSnapshot(ctx, o.file, dst); err != nil {
 		return fmt.Errorf("snapshot restore: %w", err)
 	}
-	_, err = fmt.Fprintf(out, "restored %s into %s: %d resources\n", file, *dir, len(rep.Resources))
+	_, err = fmt.Fprintf(out, "restored %s into %s: %d resources\n", o.file, o.dir, len(rep.Resources))
 	return err
 }
 

@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+
+	"k8s.io/client-go/tools/clientcmd"
 )
 
 // logFormats are the accepted log-format values.
@@ -92,4 +94,17 @@ func (c config) validateFiles() error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// warnings are settings that work but weaken the daemon's security: what
+// `config check` prints and the daemon logs at startup.
+func (c config) warnings() []string {
+	var out []string
+	if c.Kubeconfig != "" {
+		if rc, err := clientcmd.BuildConfigFromFlags("", c.Kubeconfig); err == nil && rc.Insecure {
+			out = append(out, fmt.Sprintf("kubeconfig %s sets insecure-skip-tls-verify: the cloud's serving certificate "+
+				"is not verified, so anyone on the path to the cloud can pose as it; set certificate-authority instead", c.Kubeconfig))
+		}
+	}
+	return out
 }

@@ -27,9 +27,14 @@ const (
 	// renewBefore regenerates a generated certificate this close to its
 	// expiry (a year after generation).
 	renewBefore = 30 * 24 * time.Hour
-	// privateFileMode and privateDirMode keep key material to the daemon.
+	// privateFileMode keeps key material to the daemon.
 	privateFileMode = 0o600
-	privateDirMode  = 0o700
+	// publicFileMode lets every local client read the certificates, which
+	// are public, so none has to skip verification; publicDirMode lets them
+	// reach the CA in a directory that holds only certificates and 0600
+	// keys.
+	publicFileMode = 0o644
+	publicDirMode  = 0o755
 )
 
 // TLSOptions are the TLS door's kube-apiserver-named flags.
@@ -96,7 +101,7 @@ func generatedServing(o TLSOptions, now time.Time) (certFile, keyFile, caFile st
 	dir := filepath.Join(o.DataDir, servingDir)
 	certFile, keyFile, caFile = filepath.Join(dir, servingCertFile), filepath.Join(dir, servingKeyFile), filepath.Join(dir, servingCAFile)
 	if fresh(certFile, keyFile, now) && covers(certFile, o) {
-		return certFile, keyFile, caFile, nil
+		return certFile, keyFile, caFile, publish(dir, certFile, caFile)
 	}
 	certPEM, keyPEM, err := certutil.GenerateSelfSignedCertKey(o.Host, o.IPs, o.DNS)
 	if err != nil {
@@ -110,15 +115,32 @@ func generatedServing(o TLSOptions, now time.Time) (certFile, keyFile, caFile st
 	if err != nil {
 		return "", "", "", err
 	}
-	if err := os.MkdirAll(dir, privateDirMode); err != nil {
+	if err := os.MkdirAll(dir, publicDirMode); err != nil {
 		return "", "", "", fmt.Errorf("create %s: %w", dir, err)
 	}
-	for path, data := range map[string][]byte{keyFile: keyPEM, certFile: certPEM, caFile: caPEM} {
-		if err := writePrivate(path, data); err != nil {
+	files := []struct {
+		path string
+		data []byte
+		mode os.FileMode
+	}{{keyFile, keyPEM, privateFileMode}, {certFile, certPEM, publicFileMode}, {caFile, caPEM, publicFileMode}}
+	for _, f := range files {
+		if err := writeFile(f.path, f.data, f.mode); err != nil {
 			return "", "", "", err
 		}
 	}
-	return certFile, keyFile, caFile, nil
+	return certFile, keyFile, caFile, publish(dir, certFile, caFile)
+}
+
+// publish makes the generated certificates and their directory readable by
+// every local client, also where an older version left them 0600 and 0700.
+// A missing CA file is left for the next generation.
+func publish(dir, certFile, caFile string) error {
+	for path, mode := range map[string]os.FileMode{dir: publicDirMode, certFile: publicFileMode, caFile: publicFileMode} {
+		if err := os.Chmod(path, mode); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return fmt.Errorf("chmod %s: %w", path, err)
+		}
+	}
+	return nil
 }
 
 // fresh is true when a usable generated pair exists and is not about to
@@ -152,12 +174,16 @@ func covers(certFile string, o TLSOptions) bool {
 	return true
 }
 
-// writePrivate writes data to path with mode 0600 through a rename, so a
-// crash leaves either the old or the new file.
-func writePrivate(path string, data []byte) error {
+// writeFile writes data to path with mode (whatever the umask) through a
+// rename, so a crash leaves either the old or the new file.
+func writeFile(path string, data []byte, mode os.FileMode) error {
 	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, data, privateFileMode); err != nil {
+	_ = os.Remove(tmp) // a crash's leftover would keep its mode
+	if err := os.WriteFile(tmp, data, mode); err != nil {
 		return fmt.Errorf("write %s: %w", tmp, err)
+	}
+	if err := os.Chmod(tmp, mode); err != nil {
+		return fmt.Errorf("chmod %s: %w", tmp, err)
 	}
 	if err := os.Rename(tmp, path); err != nil {
 		return fmt.Errorf("rename %s: %w", tmp, err)
