@@ -12,6 +12,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/rest"
 
 	"github.com/apiserver-lite/apiserver-lite/test/e2e/framework"
 )
@@ -47,10 +48,13 @@ const (
 // mergePatch is the content type of a JSON merge patch.
 const mergePatch = "application/merge-patch+json"
 
-// getPods lists every pod the edge serves with its phase and node; a full
-// object listing, since the edge's table has only name and age columns.
-var getPods = []string{"get", "pods", "-A",
-	"-o", "custom-columns=NAMESPACE:.metadata.namespace,NAME:.metadata.name,PHASE:.status.phase,NODE:.spec.nodeName,RV:.metadata.resourceVersion"}
+// getPods lists the node's pods, which the edge holds, with their phase
+// and node; a full object listing, since the edge's table has only name
+// and age columns.
+func (d *demo) getPods() []string {
+	return []string{"get", "pods", "-A", "--field-selector", "spec.nodeName=" + d.c.NodeName,
+		"-o", "custom-columns=NAMESPACE:.metadata.namespace,NAME:.metadata.name,PHASE:.status.phase,NODE:.spec.nodeName,RV:.metadata.resourceVersion"}
+}
 
 // demo is one run of the scripted walk-through. Every method fails the run
 // through r on error.
@@ -70,10 +74,11 @@ func (d *demo) step(format string, args ...any) {
 // the demo pod until the cloud reports it Running.
 func (d *demo) setUp() {
 	d.step("Starting a throwaway cloud: etcd and kube-apiserver on loopback")
-	d.c = framework.New(d.r, framework.Options{Namespaces: []string{demoNamespace}})
-	d.step("Starting apiserver-lite for node %s; it lists and watches the node's objects from the cloud", d.c.NodeName)
+	d.c = framework.New(d.r, framework.Options{Namespaces: []string{demoNamespace}, NodeCredentials: true})
+	d.step("Starting apiserver-lite for node %s on the node's own certificate (node scope); "+
+		"it lists and watches what the Node authorizer lets the node read", d.c.NodeName)
 	d.c.StartEdge()
-	d.step("Starting a hollow kubelet (kubemark) whose only API server is apiserver-lite")
+	d.step("Starting a hollow kubelet (kubemark) whose only API server is apiserver-lite's HTTPS door, on its own certificate")
 	d.c.StartKubemark()
 	d.c.WaitNodeReady()
 	fmt.Fprintf(d.out, "node %s is Ready in the cloud\n", d.c.NodeName)
@@ -87,16 +92,16 @@ func (d *demo) setUp() {
 // kubectl.
 func (d *demo) printCommands() {
 	c, kubectl := d.c, d.c.Bins.Kubectl
-	edge := kubectl + " --kubeconfig " + c.EdgeLocalKubeconfig
+	edge := kubectl + " --kubeconfig " + c.KubeletKubeconfig
 	fmt.Fprintf(d.out, `
 -------------------------------------------------------------------------------
 cloud (kube-apiserver):  %s
 edge  (apiserver-lite):  %s   node %s
 state and logs:          %s (removed on exit)
 
-Try the edge. It serves reads from its local state and proxies writes to the
-cloud as itself, so the writes its cluster-scope RBAC grants (a kubelet's) pass:
-  %s get pods -A
+Try the edge as the node (its client certificate, the daemon's CA). It serves
+reads from its local state and proxies the node's writes to the cloud:
+  %s get pods -A --field-selector spec.nodeName=%s
   %s get pod -n %s %s -o yaml
   %s get configmaps -n %s -w
   %s get --raw '/readyz?verbose'
@@ -104,8 +109,8 @@ cloud as itself, so the writes its cluster-scope RBAC grants (a kubelet's) pass:
 The cloud, as its admin:
   %s --kubeconfig %s get pods -A
 -------------------------------------------------------------------------------
-`, c.CloudURL, c.EdgeURL, c.NodeName, c.Dir,
-		edge, edge, demoNamespace, demoPod, edge, demoNamespace, edge, edge, c.NodeName,
+`, c.CloudURL, c.DoorURL, c.NodeName, c.Dir,
+		edge, c.NodeName, edge, demoNamespace, demoPod, edge, demoNamespace, edge, edge, c.NodeName,
 		kubectl, c.AdminKubeconfig)
 }
 
@@ -113,13 +118,13 @@ The cloud, as its admin:
 func (d *demo) script() {
 	d.step("1. Cloud up: the edge serves the kubelet's view")
 	d.showLink()
-	d.kubectlEdge(getPods...)
+	d.kubectlEdge(d.getPods()...)
 
 	d.step("2. Cloud outage: kube-apiserver is stopped")
 	d.c.StopCloud()
 	d.waitLink("disconnected")
-	d.kubectlEdge(getPods...)
-	d.kubectlEdge("get", "nodes")
+	d.kubectlEdge(d.getPods()...)
+	d.kubectlEdge("get", "node", d.c.NodeName)
 	fmt.Fprintln(d.out, "\nWrites need the cloud. A raw PATCH through the edge:")
 	d.showRawWrite()
 	fmt.Fprintln(d.out, "\nkubectl reads the node from the edge, then its PATCH gets 503; it honours Retry-After and retries for about 10 s:")
@@ -135,7 +140,7 @@ func (d *demo) script() {
 	d.c.StartKubemark()
 	fmt.Fprintln(d.out, "apiserver-lite is ready again, from its local SQLite state alone:")
 	d.showLink()
-	d.kubectlEdge(getPods...)
+	d.kubectlEdge(d.getPods()...)
 
 	d.step("4. Cloud back: kube-apiserver restarts on the same etcd")
 	d.c.StartCloud()
@@ -143,7 +148,7 @@ func (d *demo) script() {
 	d.retryKubectlEdge("annotate", "node", d.c.NodeName, "demo-written=after-recovery", "--overwrite")
 	fmt.Fprintln(d.out, "\nThe kubelet reports again; waiting for the pod to run in the cloud...")
 	d.waitPodRunning(rebooted)
-	d.kubectlEdge(getPods...)
+	d.kubectlEdge(d.getPods()...)
 	d.kubectlEdge("get", "node", d.c.NodeName, "-o", "jsonpath={.metadata.annotations.demo-written}{\"\\n\"}")
 }
 
@@ -206,7 +211,7 @@ func (d *demo) waitPodRunning(since time.Time) {
 // what it answered, error or not.
 func (d *demo) kubectlEdge(args ...string) {
 	fmt.Fprintf(d.out, "\n$ kubectl %s   # through the edge\n", strings.Join(args, " "))
-	out, err := d.c.KubectlEdge(args...)
+	out, err := d.c.KubectlDoor(args...)
 	if d.ctx.Err() != nil {
 		d.r.FailNow()
 	}
@@ -224,7 +229,7 @@ func (d *demo) retryKubectlEdge(args ...string) {
 	var out string
 	d.poll(writeRetryTimeout, "kubectl "+strings.Join(args, " "), func() error {
 		var err error
-		out, err = d.c.KubectlEdge(args...)
+		out, err = d.c.KubectlDoor(args...)
 		return err
 	})
 	fmt.Fprint(d.out, out)
@@ -280,9 +285,14 @@ func (d *demo) waitLink(state string) {
 // showRawWrite PATCHes the node through the edge and prints the status
 // line, Retry-After header and body it answers.
 func (d *demo) showRawWrite() {
-	url := d.c.EdgeURL + "/api/v1/nodes/" + d.c.NodeName
+	url := d.c.DoorURL + "/api/v1/nodes/" + d.c.NodeName
 	body := `{"metadata":{"annotations":{"demo-written":"offline"}}}`
-	fmt.Fprintf(d.out, "\n$ curl -i -X PATCH -H 'Content-Type: %s' %s -d '%s'\n", mergePatch, url, body)
+	fmt.Fprintf(d.out, "\n$ curl -i --cacert CA --cert NODE-CERT --key NODE-KEY -X PATCH -H 'Content-Type: %s' %s -d '%s'\n",
+		mergePatch, url, body)
+	client, err := rest.HTTPClientFor(d.c.KubeletConfig())
+	if err != nil {
+		d.r.Fatalf("%v", err)
+	}
 	ctx, cancel := context.WithTimeout(d.ctx, probeTimeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodPatch, url, strings.NewReader(body))
@@ -290,7 +300,7 @@ func (d *demo) showRawWrite() {
 		d.r.Fatalf("%v", err)
 	}
 	req.Header.Set("Content-Type", mergePatch)
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := client.Do(req)
 	if err != nil {
 		d.r.Fatalf("PATCH %s: %v", url, err)
 	}

@@ -46,6 +46,12 @@ func (c *Cluster) KubectlCloud(args ...string) (string, error) {
 	return c.Kubectl(c.AdminKubeconfig, args...)
 }
 
+// KubectlDoor runs kubectl against apiserver-lite's authenticated door as
+// the node (KubeletKubeconfig: its client certificate and the daemon's CA).
+func (c *Cluster) KubectlDoor(args ...string) (string, error) {
+	return c.Kubectl(c.KubeletKubeconfig, args...)
+}
+
 // KubectlEdge runs kubectl --server EdgeURL against apiserver-lite's local
 // API, without credentials.
 func (c *Cluster) KubectlEdge(args ...string) (string, error) {
