@@ -93,6 +93,9 @@ func (z *Authorizer) authorize(ctx context.Context, u User, a attributes) (decis
 			return decision{}, fmt.Errorf("subject access review: %w", err)
 		}
 		z.remember(ctx, key, a, d)
+		if d.Allowed {
+			z.askSibling(ctx, u, a, now)
+		}
 		return d, nil
 	}
 	if !ok {
@@ -102,6 +105,36 @@ func (z *Authorizer) authorize(ctx context.Context, u User, a attributes) (decis
 		return decision{}, errNoDecision
 	}
 	return d, nil
+}
+
+// siblingVerbs pair list and watch. An informer asks "watch" online
+// (WatchList) but falls back to a LIST when it starts again offline, a
+// question never asked; so while the cloud can answer, an allowed list or
+// watch also asks its sibling, and offline both are on record.
+var siblingVerbs = map[string]string{"list": "watch", "watch": "list"}
+
+// askSibling asks and remembers the sibling question of an allowed a,
+// unless a fresh answer is in memory. Its failure only costs the offline
+// fallback, so it is logged.
+func (z *Authorizer) askSibling(ctx context.Context, u User, a attributes, now time.Time) {
+	verb, ok := siblingVerbs[a.Verb]
+	if !ok {
+		return
+	}
+	a.Verb = verb
+	key := decisionKey(u, a)
+	z.mu.Lock()
+	d, ok := z.mem[key]
+	z.mu.Unlock()
+	if ok && now.Sub(d.At) < ttl(d) {
+		return
+	}
+	d, err := z.askCloud(ctx, u, a, now)
+	if err != nil {
+		z.cfg.Logger.Debug("subject access review of the sibling verb", "verb", verb, "err", err)
+		return
+	}
+	z.remember(ctx, key, a, d)
 }
 
 func ttl(d decision) time.Duration {

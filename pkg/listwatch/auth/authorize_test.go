@@ -177,7 +177,27 @@ func TestAuthorizeNormalizesSelectors(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if got := rig.cloud.sars.Load(); got != 1 {
-		t.Fatalf("got %d reviews for one question with reordered selectors, want 1", got)
+	if got := rig.cloud.sars.Load(); got != 2 {
+		t.Fatalf("got %d reviews for one question with reordered selectors, want 2 (it and its sibling watch)", got)
+	}
+}
+
+func TestAuthorizeAsksSiblingVerb(t *testing.T) {
+	rig := newAuthzRig(t)
+	rig.cloud.allow = func(s authorizationv1.SubjectAccessReviewSpec) bool {
+		return s.ResourceAttributes.Resource == "endpointslices"
+	}
+	watch := attributes{ResourceRequest: true, Verb: "watch", Group: "discovery.k8s.io", Version: "v1", Resource: "endpointslices"}
+	if d, err := rig.authorizer(t).authorize(context.Background(), alice, watch); err != nil || !d.Allowed {
+		t.Fatalf("online watch: got %+v, %v; want allowed", d, err)
+	}
+	rig.link.on.Store(false)
+	list := watch
+	list.Verb = "list"
+	if d, err := rig.authorizer(t).authorize(context.Background(), alice, list); err != nil || !d.Allowed {
+		t.Fatalf("offline list after an online watch: got %+v, %v; want the sibling's stored decision", d, err)
+	}
+	if got := rig.cloud.sars.Load(); got != 2 {
+		t.Fatalf("got %d reviews, want 2 (the watch and its sibling list)", got)
 	}
 }
