@@ -87,7 +87,7 @@ func TestDefaultResourcesAreTheKubeletSet(t *testing.T) {
 	if err != nil {
 		t.Fatalf("resources: %v", err)
 	}
-	if got, want := len(res), 13; got != want {
+	if got, want := len(res), 14; got != want {
 		t.Errorf("got %d default resources, want %d", got, want)
 	}
 	if got, want := res[0].FieldSelector, "spec.nodeName=n1"; got != want {

@@ -13,7 +13,9 @@ import (
 const nodeNameVar = "${NODE_NAME}"
 
 // defaultResources is what a kubelet reads: its pods and node, plus the
-// objects its pods reference, and its lease.
+// objects its pods reference, and its lease; and what kube-proxy and
+// CoreDNS read for service routing (services, endpointslices, namespaces
+// and servicecidrs).
 func defaultResources() []resourceConfig {
 	core := func(r string) resourceConfig { return resourceConfig{Version: "v1", Resource: r} }
 	pods := core("pods")
@@ -25,6 +27,7 @@ func defaultResources() []resourceConfig {
 		core("namespaces"), core("services"), core("configmaps"), core("secrets"),
 		core("persistentvolumeclaims"), core("persistentvolumes"),
 		{Group: "discovery.k8s.io", Version: "v1", Resource: "endpointslices"},
+		{Group: "networking.k8s.io", Version: "v1", Resource: "servicecidrs"},
 		{Group: "storage.k8s.io", Version: "v1", Resource: "csidrivers"},
 		{Group: "storage.k8s.io", Version: "v1", Resource: "csinodes"},
 		{Group: "node.k8s.io", Version: "v1", Resource: "runtimeclasses"},

@@ -53,7 +53,7 @@ func defaultSyncSet(node string) []syncedResource {
 	return []syncedResource{
 		pods, nodes, core("namespaces"), core("services"), core("configmaps"), core("secrets"),
 		core("persistentvolumeclaims"), core("persistentvolumes"),
-		gvr("discovery.k8s.io", "endpointslices"), gvr("storage.k8s.io", "csidrivers"),
+		gvr("discovery.k8s.io", "endpointslices"), gvr("networking.k8s.io", "servicecidrs"), gvr("storage.k8s.io", "csidrivers"),
 		gvr("storage.k8s.io", "csinodes"), gvr("node.k8s.io", "runtimeclasses"), leases,
 	}
 }

@@ -32,6 +32,7 @@ func TestColumns(t *testing.T) {
 		{schema.GroupResource{Group: "discovery.k8s.io", Resource: "endpointslices"}, []string{"Name:string:name",
 			"AddressType:string", "Ports:string", "Endpoints:string", "Age:string"}},
 		{schema.GroupResource{Group: "node.k8s.io", Resource: "runtimeclasses"}, []string{"Name:string:name", "Handler:string", "Age:string"}},
+		{schema.GroupResource{Group: "networking.k8s.io", Resource: "servicecidrs"}, []string{"Name:string:name", "CIDRs:string", "Age:string"}},
 		{schema.GroupResource{Group: "storage.k8s.io", Resource: "storageclasses"}, []string{"Name:string:name", "Provisioner:string",
 			"ReclaimPolicy:string", "VolumeBindingMode:string", "AllowVolumeExpansion:string", "Age:string"}},
 		{schema.GroupResource{Group: "storage.k8s.io", Resource: "csidrivers"}, []string{"Name:string:name", "AttachRequired:boolean",

@@ -6,11 +6,20 @@ import (
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	nodev1 "k8s.io/api/node/v1"
 	storagev1 "k8s.io/api/storage/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
+
+func TestServiceCIDRRow(t *testing.T) {
+	requireRows(t, schema.GroupResource{Group: "networking.k8s.io", Resource: "servicecidrs"}, []rowCase{
+		{"dual stack", &networkingv1.ServiceCIDR{ObjectMeta: meta("kubernetes"),
+			Spec: networkingv1.ServiceCIDRSpec{CIDRs: []string{"10.96.0.0/16", "fd00::/108"}}},
+			[]any{"kubernetes", "10.96.0.0/16,fd00::/108", "5m"}},
+	})
+}
 
 func TestEndpointSliceRow(t *testing.T) {
 	requireRows(t, schema.GroupResource{Group: "discovery.k8s.io", Resource: "endpointslices"}, []rowCase{

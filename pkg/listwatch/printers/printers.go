@@ -40,7 +40,7 @@ func For(gr schema.GroupResource) Printer {
 // printers are the resource-specific convertors, one map per API group;
 // other resources get the default Name and Created At columns.
 var printers = merge(corePrinters(), coordinationPrinters(), discoveryPrinters(),
-	eventsPrinters(), nodePrinters(), storagePrinters())
+	eventsPrinters(), networkingPrinters(), nodePrinters(), storagePrinters())
 
 func merge(groups ...map[schema.GroupResource]Printer) map[schema.GroupResource]Printer {
 	all := map[schema.GroupResource]Printer{}
