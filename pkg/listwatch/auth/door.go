@@ -47,7 +47,7 @@ func Insecure(h http.Handler, cfg InsecureConfig) http.Handler {
 			return
 		}
 		a := requestAttributes(r)
-		release, ok := lim.admitPreAuth(w, a)
+		release, ok := lim.admitPreAuth(w, r, a)
 		if !ok {
 			return
 		}
@@ -73,7 +73,7 @@ func Secure(h http.Handler, cfg SecureConfig) http.Handler {
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		a := requestAttributes(r)
-		release, ok := lim.admitPreAuth(w, a)
+		release, ok := lim.admitPreAuth(w, r, a)
 		if !ok {
 			return
 		}

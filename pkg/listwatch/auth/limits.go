@@ -45,11 +45,12 @@ type Limiter struct {
 	mu       sync.Mutex
 	watches  map[string]int // guarded by mu; open long-running requests per identity
 	shares   map[string]int // guarded by mu; short requests in flight per identity
+	sources  map[string]int // guarded by mu; short requests in flight per remote address, before authentication
 }
 
 // NewLimiter returns a Limiter for l.
 func NewLimiter(l Limits) *Limiter {
-	lim := &Limiter{limits: l, watches: map[string]int{}, shares: map[string]int{}}
+	lim := &Limiter{limits: l, watches: map[string]int{}, shares: map[string]int{}, sources: map[string]int{}}
 	if l.MaxRequestsInflight > 0 {
 		lim.inflight = make(chan struct{}, l.MaxRequestsInflight)
 	}
@@ -100,29 +101,48 @@ func (l *Limiter) admitRequest(w http.ResponseWriter) (release func(), ok bool) 
 // caller cannot starve the others. An empty identity (the insecure door,
 // where every caller is the node) has no share to keep.
 func (l *Limiter) admitShare(w http.ResponseWriter, identity string) (release func(), ok bool) {
-	if l.limits.MaxRequestsInflight <= 0 || identity == "" {
+	return l.admitFair(w, l.shares, identity, "too many requests in flight for this client, please try again later")
+}
+
+// admitSource applies the fair share to a request's remote address before
+// it is authenticated, so unauthenticated work from one pod cannot crowd
+// out the others. Loopback sources are exempt: every local process,
+// the kubelet included, shares them.
+func (l *Limiter) admitSource(w http.ResponseWriter, r *http.Request) (release func(), ok bool) {
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	ip := net.ParseIP(host)
+	if err != nil || ip == nil || ip.IsLoopback() {
+		return func() {}, true
+	}
+	return l.admitFair(w, l.sources, ip.String(), "too many requests in flight from this address, please try again later")
+}
+
+// admitFair counts key in counts within its fair share of the in-flight
+// slots, or answers 429 with msg.
+func (l *Limiter) admitFair(w http.ResponseWriter, counts map[string]int, key, msg string) (release func(), ok bool) {
+	if l.limits.MaxRequestsInflight <= 0 || key == "" {
 		return func() {}, true
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.shares[identity] >= l.shareLocked(identity) {
-		tooMany(w, "too many requests in flight for this client, please try again later", retryAfterSeconds)
+	if counts[key] >= l.shareLocked(counts, key) {
+		tooMany(w, msg, retryAfterSeconds)
 		return nil, false
 	}
-	l.shares[identity]++
+	counts[key]++
 	return func() {
 		l.mu.Lock()
 		defer l.mu.Unlock()
-		if l.shares[identity]--; l.shares[identity] <= 0 {
-			delete(l.shares, identity)
+		if counts[key]--; counts[key] <= 0 {
+			delete(counts, key)
 		}
 	}, true
 }
 
-// shareLocked is identity's fair share of the in-flight slots.
-func (l *Limiter) shareLocked(identity string) int {
-	n := len(l.shares)
-	if _, ok := l.shares[identity]; !ok {
+// shareLocked is key's fair share of the in-flight slots among counts.
+func (l *Limiter) shareLocked(counts map[string]int, key string) int {
+	n := len(counts)
+	if _, ok := counts[key]; !ok {
 		n++
 	}
 	return max(1, l.limits.MaxRequestsInflight/max(n, minShareDivisor))
@@ -150,17 +170,27 @@ func (l *Limiter) admitWatch(w http.ResponseWriter, identity string) (release fu
 }
 
 // admitPreAuth applies the connection cap and, to a short request, the
-// door's in-flight cap, before anything is spent on authentication.
-// Long-running requests (see requestinfo.LongRunning) are exempt from the
-// in-flight cap, as in kube-apiserver.
-func (l *Limiter) admitPreAuth(w http.ResponseWriter, a attributes) (func(), bool) {
+// door's in-flight cap and its source's share of it, before anything is
+// spent on authentication. Long-running requests (see
+// requestinfo.LongRunning) are exempt from the in-flight cap, as in
+// kube-apiserver.
+func (l *Limiter) admitPreAuth(w http.ResponseWriter, r *http.Request, a attributes) (func(), bool) {
 	if !l.admitConnection(w) {
 		return nil, false
 	}
 	if requestinfo.LongRunning(a) {
 		return func() {}, true
 	}
-	return l.admitRequest(w)
+	fromSource, ok := l.admitSource(w, r)
+	if !ok {
+		return nil, false
+	}
+	slot, ok := l.admitRequest(w)
+	if !ok {
+		fromSource()
+		return nil, false
+	}
+	return func() { slot(); fromSource() }, true
 }
 
 // admitIdentity applies the per-identity caps once the caller is known: a

@@ -59,6 +59,7 @@ func TestFairShareOfInflight(t *testing.T) {
 	})
 	req := func(token string) *http.Request {
 		r := httptest.NewRequest("GET", "https://127.0.0.1/api/v1/pods", nil)
+		r.RemoteAddr = "127.0.0.1:40000" // local callers: only the identity's share applies
 		r.Header.Set("Authorization", "Bearer "+token)
 		return r
 	}
@@ -69,6 +70,29 @@ func TestFairShareOfInflight(t *testing.T) {
 		t.Fatalf("hog's third request: got %d, want 429 (its share is half the slots)", w.Code)
 	}
 	held = append(held, hold(t, h, b, req("kubelet")))
+	close(b.release)
+	for _, ch := range held {
+		if code := <-ch; code != 200 {
+			t.Fatalf("got %d, want 200", code)
+		}
+	}
+}
+
+func TestSourceShareBeforeAuthentication(t *testing.T) {
+	b := &blocking{started: make(chan struct{}, 8), release: make(chan struct{})}
+	h := Insecure(b, InsecureConfig{Limiter: NewLimiter(Limits{MaxRequestsInflight: 4})})
+	from := func(addr string) *http.Request {
+		r := httptest.NewRequest("GET", "http://127.0.0.1/api/v1/pods", nil)
+		r.RemoteAddr = addr
+		return r
+	}
+	held := []<-chan int{hold(t, h, b, from("10.1.0.5:1000")), hold(t, h, b, from("10.1.0.5:1001"))}
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, from("10.1.0.5:1002"))
+	if w.Code != http.StatusTooManyRequests {
+		t.Fatalf("third request from one pod address: got %d, want 429 (its share is half the slots)", w.Code)
+	}
+	held = append(held, hold(t, h, b, from("10.1.0.6:1000")), hold(t, h, b, from("127.0.0.1:2000")))
 	close(b.release)
 	for _, ch := range held {
 		if code := <-ch; code != 200 {
