@@ -18,6 +18,10 @@ func (s *Store) PutMeta(ctx context.Context, key string, value []byte) error {
 	if err := s.checkOpen(); err != nil {
 		return fmt.Errorf("put meta %s: %w", key, err)
 	}
+	value, err := s.sealMeta(key, value)
+	if err != nil {
+		return fmt.Errorf("put meta %s: %w", key, err)
+	}
 	if _, err := s.writer.ExecContext(ctx, putMetaSQL, key, value); err != nil {
 		return fmt.Errorf("put meta %s: %w", key, classifyWrite(err))
 	}
@@ -37,5 +41,24 @@ func (s *Store) GetMeta(ctx context.Context, key string) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("get meta %s: %w", key, err)
 	}
+	if value, err = s.openMeta(key, value); err != nil {
+		return nil, fmt.Errorf("get meta %s: %w", key, err)
+	}
 	return value, nil
+}
+
+// sealMeta seals value when the key's values are sealed.
+func (s *Store) sealMeta(key string, value []byte) ([]byte, error) {
+	if !s.sealsMeta(key) {
+		return value, nil
+	}
+	return seal(s.sealer(), value, metaAD(key))
+}
+
+// openMeta is sealMeta's inverse.
+func (s *Store) openMeta(key string, value []byte) ([]byte, error) {
+	if !s.sealsMeta(key) {
+		return value, nil
+	}
+	return s.open(value, metaAD(key))
 }
