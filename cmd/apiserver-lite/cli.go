@@ -27,6 +27,7 @@ func commands() map[string]command {
 		"version":  cmdVersion,
 		"config":   cmdConfig,
 		"snapshot": cmdSnapshot,
+		"keygen":   cmdKeygen,
 	}
 }
 

@@ -70,12 +70,16 @@ func run(ctx context.Context, args []string) error {
 	}
 	// A database unusable for its content is moved aside (and logged), so
 	// the daemon starts empty and relists instead of crash-looping.
-	store, rec, err := metastore.OpenOrRecover(ctx, filepath.Join(cfg.DataDir, dbFile),
-		metastore.Options{EventLogSize: cfg.WatchCacheSize, Logger: log})
+	sealing, err := stateSealing(cfg)
 	if err != nil {
-		return err // says "open metastore"
+		return err // names the key file
 	}
-	err = serve(ctx, cfg, res, store, rec, log)
+	store, rec, err := metastore.OpenOrRecover(ctx, filepath.Join(cfg.DataDir, dbFile),
+		metastore.Options{EventLogSize: cfg.WatchCacheSize, Logger: log, Sealing: sealing})
+	if err != nil {
+		return openStoreError(err, cfg) // says "open metastore"
+	}
+	err = serve(ctx, cfg, res, store, storeState{recovery: rec, sealed: sealing.Sealer != nil}, log)
 	if cerr := store.Close(); cerr != nil {
 		err = errors.Join(err, cerr) // says "close metastore"
 	}
@@ -86,7 +90,7 @@ func run(ctx context.Context, args []string) error {
 // serve runs the sync loops and the local API until ctx ends, then shuts
 // them down in order: stop accepting, end watches, stop and flush the sync
 // loops. The caller closes the store last.
-func serve(ctx context.Context, cfg config, res []cloudsync.Resource, store *metastore.Store, rec metastore.Recovery, log *slog.Logger) error {
+func serve(ctx context.Context, cfg config, res []cloudsync.Resource, store *metastore.Store, st storeState, log *slog.Logger) error {
 	cloud, err := cloudConfig(cfg.Kubeconfig)
 	if err != nil {
 		return err
@@ -104,7 +108,11 @@ func serve(ctx context.Context, cfg config, res []cloudsync.Resource, store *met
 		return err
 	}
 	o := newOps(cfg, res, caches, link.Connected, store)
-	o.recovery = rec
+	o.recovery, o.sealed = st.recovery, st.sealed
+	tokens, err := newTokenStore(ctx, store, st.sealed, log)
+	if err != nil {
+		return err
+	}
 	clients, err := newCloudClients(cloud)
 	if err != nil {
 		return err
@@ -123,7 +131,7 @@ func serve(ctx context.Context, cfg config, res []cloudsync.Resource, store *met
 	if err != nil {
 		return fmt.Errorf("local api: %w", err)
 	}
-	api := withStoredAnswers(handler, res, store, link, log)
+	api := withStoredAnswers(handler, res, store, tokens, caches, cfg.NodeName, link, log)
 	doors, err := openDoors(cfg, doorDeps{loopback: o.handler(api, doorLoopback), tls: o.handler(api, doorTLS),
 		cloud: cloud, caches: caches, store: store, link: link, log: log})
 	if err != nil {
@@ -134,13 +142,21 @@ func serve(ctx context.Context, cfg config, res []cloudsync.Resource, store *met
 		return errors.Join(fmt.Errorf("systemd watchdog: %w", err), doors.close())
 	}
 	log.Info("serving", "node", cfg.NodeName, "resources", len(res))
-	runs := append(syncRunners(syncers), version.Run, link.Run, storedPruner(store, o.clock, cfg.OfflineAuthzGrace, log))
-	for _, r := range []func(context.Context) error{demand, tokenForgetter(res, caches, store, log)} {
+	runs := append(syncRunners(syncers), version.Run, link.Run, storedPruner(store, tokens, o.clock, cfg.OfflineAuthzGrace, log))
+	for _, r := range []func(context.Context) error{demand, tokenForgetter(res, caches, tokens, log)} {
 		if r != nil {
 			runs = append(runs, r)
 		}
 	}
 	return runUntilDone(ctx, daemonLoops{doors: doors, runs: runs, caches: caches, notify: n, exited: &o.syncExited}, log)
+}
+
+// storeState is what opening the store found out.
+type storeState struct {
+	// recovery says whether the database was moved aside.
+	recovery metastore.Recovery
+	// sealed is set when the store has a state key.
+	sealed bool
 }
 
 // newLink returns the cloud's one link prober.
