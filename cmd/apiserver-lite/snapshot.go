@@ -8,6 +8,8 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/apiserver-lite/apiserver-lite/pkg/listwatch/readcache"
+	"github.com/apiserver-lite/apiserver-lite/pkg/listwatch/tokencache"
 	"github.com/apiserver-lite/apiserver-lite/pkg/metastore"
 	"github.com/spf13/pflag"
 )
@@ -20,7 +22,7 @@ const restoreSuffix = ".restoring"
 var sqliteSideFiles = []string{"-wal", "-shm", "-journal"}
 
 func cmdSnapshot(ctx context.Context, args []string, out io.Writer) error {
-	usage := errors.New("usage: apiserver-lite snapshot save FILE [--data-dir D] | snapshot restore FILE --data-dir D [--node-name N] [--force]")
+	usage := errors.New("usage: apiserver-lite snapshot save FILE [--data-dir D] | snapshot restore FILE --data-dir D [--node-name N] [--encryption-key-file K] [--force]")
 	if len(args) == 0 {
 		return usage
 	}
@@ -46,16 +48,32 @@ func snapshotSave(ctx context.Context, args []string, out io.Writer) error {
 		return errors.New("snapshot save: want exactly one FILE")
 	}
 	file := fs.Arg(0)
-	if err := metastore.Backup(ctx, filepath.Join(*dir, dbFile), file); err != nil {
+	if err := metastore.Backup(ctx, filepath.Join(*dir, dbFile), file, snapshotLeavesOut...); err != nil {
 		return err
 	}
 	rep, err := metastore.Inspect(ctx, file, nodeNameKey)
 	if err != nil {
 		return err
 	}
-	_, err = fmt.Fprintf(out, "snapshot %s: node %q, %d resources, integrity %s\n", file, rep.Meta[nodeNameKey], len(rep.Resources), rep.Integrity)
+	sealed := "Secrets in plaintext"
+	if rep.Sealed {
+		sealed = "Secrets encrypted with the state key"
+	}
+	_, err = fmt.Fprintf(out, "snapshot %s: node %q, %d resources, integrity %s, %s, no credentials\n",
+		file, rep.Meta[nodeNameKey], len(rep.Resources), rep.Integrity, sealed)
 	return err
 }
+
+// snapshotLeavesOut are the meta prefixes a snapshot leaves out: every
+// credential the node holds (its stored TokenRequest answers, the TLS
+// door's reviewed tokens and authorization decisions) and the answers of
+// get-only kinds. The TLS door's key lives outside the database.
+var snapshotLeavesOut = []string{tokencache.Prefix, "auth/token/", "auth/decision/", readcache.Prefix}
+
+// refetchNote says what a node seeded from a snapshot fetches again.
+const refetchNote = `not in the snapshot, fetched again from the cloud once it is reachable: projected service-account tokens
+(pods with projected tokens start only after the kubelet's next TokenRequest reaches the cloud), the TLS door's
+token reviews and authorization decisions, answers of get-only kinds; the TLS door generates its own serving key`
 
 // snapshotRestore seeds a data dir from a snapshot, refusing a damaged
 // snapshot, another node's snapshot and, without --force, an existing
@@ -65,6 +83,7 @@ func snapshotRestore(ctx context.Context, args []string, out io.Writer) error {
 	dir := fs.String("data-dir", defaultDataDir, "data directory to seed (the daemon must be stopped)")
 	node := fs.String("node-name", hostname(), "the node the data dir is for")
 	force := fs.Bool("force", false, "replace an existing store")
+	keyFile := fs.String("encryption-key-file", "", "the state key an encrypted snapshot was sealed with")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -86,17 +105,21 @@ func snapshotRestore(ctx context.Context, args []string, out io.Writer) error {
 	if _, err := os.Stat(dst); err == nil && !*force {
 		return fmt.Errorf("snapshot restore: %s already exists; stop the daemon and pass --force to replace it", dst)
 	}
-	if err := installSnapshot(ctx, file, dst); err != nil {
+	sealing, err := restoreSealing(rep, *keyFile, *dir)
+	if err != nil {
 		return fmt.Errorf("snapshot restore: %w", err)
 	}
-	_, err = fmt.Fprintf(out, "restored %s into %s: %d resources\n", file, *dir, len(rep.Resources))
+	if err := installSnapshot(ctx, file, dst, sealing); err != nil {
+		return fmt.Errorf("snapshot restore: %w", openStoreError(err, config{EncryptionKeyFile: *keyFile, DataDir: file}))
+	}
+	_, err = fmt.Fprintf(out, "restored %s into %s: %d resources\n%s\n", file, *dir, len(rep.Resources), refetchNote)
 	return err
 }
 
 // installSnapshot copies file beside dst, opens the copy as the daemon
 // would (migrating an older schema) and checks it, then renames it over
 // dst.
-func installSnapshot(ctx context.Context, file, dst string) error {
+func installSnapshot(ctx context.Context, file, dst string, sealing metastore.Sealing) error {
 	if err := os.MkdirAll(filepath.Dir(dst), dataDirMode); err != nil {
 		return err
 	}
@@ -105,7 +128,7 @@ func installSnapshot(ctx context.Context, file, dst string) error {
 	if err := copyFile(file, tmp); err != nil {
 		return err
 	}
-	st, err := metastore.Open(ctx, tmp)
+	st, err := metastore.OpenWith(ctx, tmp, metastore.Options{Sealing: sealing})
 	if err == nil {
 		err = errors.Join(st.IntegrityCheck(ctx), st.Close())
 	}
@@ -121,6 +144,18 @@ func installSnapshot(ctx context.Context, file, dst string) error {
 		return err
 	}
 	return syncDir(filepath.Dir(dst))
+}
+
+// restoreSealing is the key an encrypted snapshot is checked with: the
+// daemon's key file, which a sealed snapshot requires.
+func restoreSealing(rep metastore.Report, keyFile, dir string) (metastore.Sealing, error) {
+	if keyFile == "" {
+		if rep.Sealed {
+			return metastore.Sealing{}, errors.New("the snapshot is encrypted: pass --encryption-key-file with the key it was sealed with")
+		}
+		return metastore.Sealing{}, nil
+	}
+	return stateSealing(config{EncryptionKeyFile: keyFile, DataDir: dir})
 }
 
 // removeDB removes a database file and its side files, if present.

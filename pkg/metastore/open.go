@@ -34,6 +34,11 @@ func Open(ctx context.Context, path string) (*Store, error) {
 	return openWith(ctx, path, Options{})
 }
 
+// OpenWith is Open with opts.
+func OpenWith(ctx context.Context, path string, opts Options) (*Store, error) {
+	return openWith(ctx, path, opts)
+}
+
 // openWith is Open with opts.
 func openWith(ctx context.Context, path string, opts Options) (*Store, error) {
 	s, err := open(ctx, path, opts.withDefaults())
