@@ -43,10 +43,10 @@ func sealedMeta(key string) bool {
 const noKeyNote = "no encryption-key-file: Secrets are stored in plaintext and TokenRequest answers are kept in memory only, so pods with projected tokens cannot start after an offline reboot"
 
 // stateSealing reads the state key, if one is configured, and says what
-// the store seals with it. The zero Sealing stores in plaintext.
+// the store seals with it. Without a key the Sealer is nil: plaintext.
 func stateSealing(cfg config) (metastore.Sealing, error) {
 	if cfg.EncryptionKeyFile == "" {
-		return metastore.Sealing{}, nil
+		return metastore.Sealing{Resource: sealedResource, Meta: sealedMeta}, nil
 	}
 	if err := keyOutsideDataDir(cfg.EncryptionKeyFile, cfg.DataDir); err != nil {
 		return metastore.Sealing{}, err

@@ -28,6 +28,7 @@ func commands() map[string]command {
 		"config":   cmdConfig,
 		"snapshot": cmdSnapshot,
 		"keygen":   cmdKeygen,
+		"rekey":    cmdRekey,
 	}
 }
 
