@@ -4,7 +4,6 @@ package framework
 
 import (
 	"net/http"
-	"path/filepath"
 	"strconv"
 	"time"
 
@@ -35,9 +34,12 @@ func (c *Cluster) StartEdge() {
 func (c *Cluster) edgeArgs() []string {
 	args := []string{
 		"--kubeconfig", c.EdgeCloudKubeconfig,
-		"--data-dir", filepath.Join(c.Dir, "edge-data"),
+		"--data-dir", c.EdgeDataDir(),
 		"--listen-address", loopback(c.EdgePort),
 		"--node-name", c.NodeName,
+	}
+	if c.EncryptionKeyFile != "" {
+		args = append(args, "--encryption-key-file", c.EncryptionKeyFile)
 	}
 	if c.opts.WatchCacheSize > 0 {
 		args = append(args, "--watch-cache-size", strconv.Itoa(c.opts.WatchCacheSize))
