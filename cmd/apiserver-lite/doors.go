@@ -55,6 +55,9 @@ type doorDeps struct {
 	store         *metastore.Store
 	link          *cloudsync.Link
 	log           *slog.Logger
+	// keySealer keeps a generated TLS key sealed on disk; nil without a
+	// state key.
+	keySealer auth.KeySealer
 }
 
 // openDoors listens on the configured doors; on error it closes what it
@@ -78,7 +81,7 @@ func openDoors(cfg config, d doorDeps) (*doorSet, error) {
 }
 
 func openSecureDoor(cfg config, d doorDeps, set *doorSet) error {
-	tlsCfg, err := secureTLS(cfg, d.log)
+	tlsCfg, err := secureTLS(cfg, d.keySealer, d.log)
 	if err != nil {
 		return err
 	}
@@ -125,9 +128,9 @@ func secureConfig(cfg config, d doorDeps) (auth.SecureConfig, error) {
 }
 
 // secureTLS loads or generates the TLS door's serving certificate.
-func secureTLS(cfg config, log *slog.Logger) (*tls.Config, error) {
+func secureTLS(cfg config, sealer auth.KeySealer, log *slog.Logger) (*tls.Config, error) {
 	o := auth.TLSOptions{CertFile: cfg.TLSCertFile, KeyFile: cfg.TLSPrivateKeyFile, ClientCAFile: cfg.ClientCAFile,
-		DataDir: cfg.DataDir, Host: cfg.NodeName, DNS: []string{"localhost"}, Logger: log}
+		DataDir: cfg.DataDir, Host: cfg.NodeName, DNS: []string{"localhost"}, Logger: log, KeySealer: sealer}
 	if host, _, err := net.SplitHostPort(cfg.SecureListenAddress); err == nil {
 		if ip := net.ParseIP(host); ip != nil && !ip.IsUnspecified() {
 			o.IPs = append(o.IPs, ip)

@@ -79,7 +79,7 @@ func run(ctx context.Context, args []string) error {
 	if err != nil {
 		return openStoreError(err, cfg) // says "open metastore"
 	}
-	err = serve(ctx, cfg, res, store, storeState{recovery: rec, sealed: sealing.Sealer != nil}, log)
+	err = serve(ctx, cfg, res, store, storeState{recovery: rec, sealer: sealing.Sealer}, log)
 	if cerr := store.Close(); cerr != nil {
 		err = errors.Join(err, cerr) // says "close metastore"
 	}
@@ -108,8 +108,8 @@ func serve(ctx context.Context, cfg config, res []cloudsync.Resource, store *met
 		return err
 	}
 	o := newOps(cfg, res, caches, link.Connected, store)
-	o.recovery, o.sealed = st.recovery, st.sealed
-	tokens, err := newTokenStore(ctx, store, st.sealed, log)
+	o.recovery, o.sealed = st.recovery, st.sealer != nil
+	tokens, err := newTokenStore(ctx, store, st.sealer != nil, log)
 	if err != nil {
 		return err
 	}
@@ -133,7 +133,7 @@ func serve(ctx context.Context, cfg config, res []cloudsync.Resource, store *met
 	}
 	api := withStoredAnswers(handler, res, store, tokens, caches, cfg.NodeName, link, log)
 	doors, err := openDoors(cfg, doorDeps{loopback: o.handler(api, doorLoopback), tls: o.handler(api, doorTLS),
-		cloud: cloud, caches: caches, store: store, link: link, log: log})
+		cloud: cloud, caches: caches, store: store, link: link, log: log, keySealer: st.sealer})
 	if err != nil {
 		return err
 	}
@@ -155,8 +155,8 @@ func serve(ctx context.Context, cfg config, res []cloudsync.Resource, store *met
 type storeState struct {
 	// recovery says whether the database was moved aside.
 	recovery metastore.Recovery
-	// sealed is set when the store has a state key.
-	sealed bool
+	// sealer is the state key; nil without one.
+	sealer metastore.Sealer
 }
 
 // newLink returns the cloud's one link prober.

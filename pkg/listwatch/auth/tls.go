@@ -45,6 +45,8 @@ type TLSOptions struct {
 	Clock clock.PassiveClock
 	// Logger is told of changed files that cannot be used; nil discards.
 	Logger *slog.Logger
+	// KeySealer, when set, keeps a generated key sealed on disk.
+	KeySealer KeySealer
 }
 
 // ServerTLS returns the TLS door's configuration and, when it generated
@@ -61,7 +63,11 @@ func ServerTLS(o TLSOptions, now time.Time) (*tls.Config, string, error) {
 	} else if certFile == "" || keyFile == "" {
 		return nil, "", errors.New("tls-cert-file and tls-private-key-file must be set together")
 	}
-	files := newServingFiles(servingPaths{cert: certFile, key: keyFile, clientCA: o.ClientCAFile}, o.Clock, o.Logger)
+	paths := servingPaths{cert: certFile, key: keyFile, clientCA: o.ClientCAFile}
+	if caPath != "" {
+		paths.sealer = o.KeySealer
+	}
+	files := newServingFiles(paths, o.Clock, o.Logger)
 	cfg, err := files.load()
 	if err != nil {
 		return nil, "", err
@@ -95,7 +101,7 @@ func servingConfig(c servingContents, caFile string) (*tls.Config, error) {
 func generatedServing(o TLSOptions, now time.Time) (certFile, keyFile, caFile string, err error) {
 	dir := filepath.Join(o.DataDir, servingDir)
 	certFile, keyFile, caFile = filepath.Join(dir, servingCertFile), filepath.Join(dir, servingKeyFile), filepath.Join(dir, servingCAFile)
-	if fresh(certFile, keyFile, now) {
+	if fresh(certFile, keyFile, now, o.KeySealer) {
 		return certFile, keyFile, caFile, nil
 	}
 	certPEM, keyPEM, err := certutil.GenerateSelfSignedCertKey(o.Host, o.IPs, o.DNS)
@@ -113,7 +119,10 @@ func generatedServing(o TLSOptions, now time.Time) (certFile, keyFile, caFile st
 	if err := os.MkdirAll(dir, privateDirMode); err != nil {
 		return "", "", "", fmt.Errorf("create %s: %w", dir, err)
 	}
-	for path, data := range map[string][]byte{keyFile: keyPEM, certFile: certPEM, caFile: caPEM} {
+	if err := writeGeneratedKey(keyFile, keyPEM, o.KeySealer); err != nil {
+		return "", "", "", err
+	}
+	for path, data := range map[string][]byte{certFile: certPEM, caFile: caPEM} {
 		if err := writePrivate(path, data); err != nil {
 			return "", "", "", err
 		}
@@ -123,8 +132,8 @@ func generatedServing(o TLSOptions, now time.Time) (certFile, keyFile, caFile st
 
 // fresh is true when a usable generated pair exists and is not about to
 // expire.
-func fresh(certFile, keyFile string, now time.Time) bool {
-	pair, err := tls.LoadX509KeyPair(certFile, keyFile)
+func fresh(certFile, keyFile string, now time.Time, s KeySealer) bool {
+	pair, err := loadGeneratedPair(certFile, keyFile, s)
 	if err != nil || len(pair.Certificate) == 0 {
 		return false
 	}
