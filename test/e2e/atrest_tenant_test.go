@@ -88,4 +88,3 @@ func storedTokenRows(t *testing.T, c *framework.Cluster) int {
 	}
 	return n
 }
-
