@@ -42,17 +42,23 @@ func (s *Store) Rekey(ctx context.Context, next Sealer) error {
 	}
 	s.rekeyMu.Lock()
 	defer s.rekeyMu.Unlock()
-	cur := s.sealer()
+	before := s.keys.Load()
 	err := s.inWriteTx(ctx, func(tx *sql.Tx) error {
-		if err := s.resealTx(ctx, tx, cur, next); err != nil {
+		if err := s.resealTx(ctx, tx, before.current, next); err != nil {
 			return err
 		}
-		return putKeyCheckTx(ctx, tx, next)
+		if err := putKeyCheckTx(ctx, tx, next); err != nil {
+			return err
+		}
+		// The transaction holds the only writer connection: every write
+		// after it seals with next, and readers open either key.
+		s.keys.Store(&keyring{current: next, previous: before.current})
+		return nil
 	})
 	if err != nil {
+		s.keys.Store(before)
 		return fmt.Errorf("rekey: %w", err)
 	}
-	s.keys.Store(&keyring{current: next, previous: cur})
 	return nil
 }
 

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -212,5 +213,50 @@ func TestRekey(t *testing.T) {
 	snap, err := s.LoadSnapshot(context.Background(), sealedResource)
 	if err != nil || len(snap.Events) != 1 || !bytes.Contains(snap.Events[0].Prev, []byte("old-value-marker")) {
 		t.Fatalf("got %+v, %v, want the logged change readable with the new key", snap.Events, err)
+	}
+}
+
+// Rekey while batches keep committing: afterwards, read with the new key
+// alone, the event log has no gap and every value opens.
+func TestRekeyUnderLoad(t *testing.T) {
+	path, oldKey, newKey := testDBPath(t), testSealing(t), testSealing(t)
+	s := openSealed(t, path, oldKey)
+	const batches = 200
+	MustApply(t, s, sealedResource, ops(upsert(secretObj("s0", "v0", 1))), 1)
+	done := make(chan error, 1)
+	go func() {
+		for rv := uint64(2); rv <= batches; rv++ {
+			name := "s" + strconv.FormatUint(rv%5, 10)
+			if err := s.Apply(context.Background(), sealedResource, ops(upsert(secretObj(name, "v"+name, rv))), rv); err != nil {
+				done <- err
+				return
+			}
+		}
+		done <- nil
+	}()
+	if err := s.Rekey(context.Background(), newKey.Sealer); err != nil {
+		t.Fatalf("Rekey: %v", err)
+	}
+	if err := <-done; err != nil {
+		t.Fatalf("Apply during Rekey: %v", err)
+	}
+	MustClose(t, s)
+	s = openSealed(t, path, Sealing{Sealer: newKey.Sealer, Resource: oldKey.Resource, Meta: oldKey.Meta})
+	snap, err := s.LoadSnapshot(context.Background(), sealedResource)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(snap.Objects) != 5 {
+		t.Fatalf("got %d objects, want 5", len(snap.Objects))
+	}
+	want := snap.LogFloor + 1
+	for _, e := range snap.Events {
+		if e.Object.RV != want || len(e.Object.Raw) == 0 {
+			t.Fatalf("got event at RV %d (%d bytes), want RV %d: a gap in the log", e.Object.RV, len(e.Object.Raw), want)
+		}
+		want++
+	}
+	if want != batches+1 || snap.Watermark != batches {
+		t.Fatalf("log ends at %d, watermark %d, want both at %d", want-1, snap.Watermark, batches)
 	}
 }
