@@ -249,6 +249,9 @@ func TestRekeyUnderLoad(t *testing.T) {
 	if len(snap.Objects) != 5 {
 		t.Fatalf("got %d objects, want 5", len(snap.Objects))
 	}
+	if snap.LogFloor != 1 {
+		t.Fatalf("got log floor %d, want 1: events logged before the rekey were lost", snap.LogFloor)
+	}
 	want := snap.LogFloor + 1
 	for _, e := range snap.Events {
 		if e.Object.RV != want || len(e.Object.Raw) == 0 {
