@@ -223,9 +223,12 @@ func TestRekeyUnderLoad(t *testing.T) {
 	s := openSealed(t, path, oldKey)
 	const batches = 200
 	MustApply(t, s, sealedResource, ops(upsert(secretObj("s0", "v0", 1))), 1)
-	done := make(chan error, 1)
+	done, half := make(chan error, 1), make(chan struct{})
 	go func() {
 		for rv := uint64(2); rv <= batches; rv++ {
+			if rv == batches/2 {
+				close(half) // rekey while the second half commits
+			}
 			name := "s" + strconv.FormatUint(rv%5, 10)
 			if err := s.Apply(context.Background(), sealedResource, ops(upsert(secretObj(name, "v"+name, rv))), rv); err != nil {
 				done <- err
@@ -234,6 +237,11 @@ func TestRekeyUnderLoad(t *testing.T) {
 		}
 		done <- nil
 	}()
+	select {
+	case <-half:
+	case err := <-done:
+		t.Fatalf("Apply: %v", err)
+	}
 	if err := s.Rekey(context.Background(), newKey.Sealer); err != nil {
 		t.Fatalf("Rekey: %v", err)
 	}
