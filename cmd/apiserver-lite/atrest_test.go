@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/apiserver-lite/apiserver-lite/pkg/listwatch/tokencache"
+	"github.com/apiserver-lite/apiserver-lite/pkg/metastore"
 	"github.com/apiserver-lite/apiserver-lite/pkg/seal"
 )
 
@@ -154,4 +156,53 @@ func TestKeygen(t *testing.T) {
 	if err := cmdKeygen(context.Background(), []string{"-"}, &raw); err != nil || raw.Len() != seal.KeySize {
 		t.Errorf("keygen -: got %d bytes, %v, want %d raw bytes", raw.Len(), err, seal.KeySize)
 	}
+}
+
+func TestSealedResource(t *testing.T) {
+	for key, want := range map[string]bool{
+		"/v1/secrets":                       true,
+		"/v1/secrets?onDemand=true":         true,
+		"/v1/secrets?namespace=kube-system": true,
+		"/v1/secretsx":                      false,
+		"/v1/configmaps":                    false,
+		"example.com/v1/secrets":            false,
+	} {
+		if got := sealedResource(key); got != want {
+			t.Errorf("sealedResource(%q): got %v, want %v", key, got, want)
+		}
+	}
+}
+
+// A pod's stored tokens are deleted with a scrub: no file keeps them.
+func TestScrubbedAnswersDeletePodTokens(t *testing.T) {
+	dir := t.TempDir()
+	st, err := metastore.Open(context.Background(), filepath.Join(dir, dbFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	marker := []byte("plaintext-token-marker")
+	answers := scrubbedAnswers{metaAnswers{st}}
+	if err := answers.Put(context.Background(), tokencache.PodPrefix("uid-1")+"k", marker); err != nil {
+		t.Fatal(err)
+	}
+	if !dirHolds(t, dir, marker) {
+		t.Fatal("the token is in no file before the delete; the test cannot see it")
+	}
+	if err := answers.DeleteMetaPrefix(context.Background(), tokencache.PodPrefix("uid-1")); err != nil {
+		t.Fatal(err)
+	}
+	if dirHolds(t, dir, marker) {
+		t.Error("a deleted pod's token is still in a file, want scrubbed")
+	}
+}
+
+func dirHolds(t *testing.T, dir string, needle []byte) bool {
+	t.Helper()
+	for _, b := range dirBytes(t, dir) {
+		if bytes.Contains(b, needle) {
+			return true
+		}
+	}
+	return false
 }

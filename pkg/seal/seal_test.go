@@ -122,3 +122,23 @@ func TestKeyFile(t *testing.T) {
 		t.Fatalf("got %v, want an error naming the file", err)
 	}
 }
+
+func FuzzOpen(f *testing.F) {
+	key := make([]byte, KeySize)
+	a, err := New(key)
+	if err != nil {
+		f.Fatal(err)
+	}
+	good, _ := a.Seal([]byte("v"), []byte("ad"))
+	f.Add(good, []byte("ad"))
+	f.Add([]byte("{}"), []byte(""))
+	f.Fuzz(func(t *testing.T, sealed, ad []byte) {
+		plain, err := a.Open(sealed, ad)
+		if err == nil {
+			again, _ := a.Seal(plain, ad)
+			if back, err := a.Open(again, ad); err != nil || !bytes.Equal(back, plain) {
+				t.Fatalf("round trip of an opened value failed: %v", err)
+			}
+		}
+	})
+}
