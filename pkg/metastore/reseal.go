@@ -80,10 +80,12 @@ func (s *Store) resealTx(ctx context.Context, tx *sql.Tx, from, to Sealer) error
 	return resealMetaTx(ctx, tx, &s.sealing, from, to)
 }
 
-// sealedResourcesTx lists the resources with stored objects or events
-// whose values are sealed.
+// sealedResourcesTx lists the stored resources whose values are sealed.
+// Every resource with objects or events has a sync state (Apply and Reset
+// write it, Drop removes all three), so the small sync_state table names
+// them without a scan of the objects.
 func sealedResourcesTx(ctx context.Context, tx *sql.Tx, sg *Sealing) ([]string, error) {
-	rows, err := tx.QueryContext(ctx, `SELECT resource FROM objects UNION SELECT resource FROM events`)
+	rows, err := tx.QueryContext(ctx, listResourcesSQL)
 	if err != nil {
 		return nil, fmt.Errorf("list resources: %w", err)
 	}
