@@ -18,7 +18,7 @@ import (
 
 // sealedMetaPrefixes are the meta keys whose values are credentials:
 // stored TokenRequest answers and reviewed tokens.
-var sealedMetaPrefixes = []string{tokencache.Prefix, "auth/token/"}
+var sealedMetaPrefixes = []string{tokencache.Prefix, auth.TokenKeyPrefix}
 
 // sealedResource reports whether a stored resource holds Secrets: core
 // v1 secrets, listed or held on demand (its key is "/v1/secrets" with

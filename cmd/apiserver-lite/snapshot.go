@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/apiserver-lite/apiserver-lite/pkg/listwatch/auth"
 	"github.com/apiserver-lite/apiserver-lite/pkg/listwatch/readcache"
 	"github.com/apiserver-lite/apiserver-lite/pkg/listwatch/tokencache"
 	"github.com/apiserver-lite/apiserver-lite/pkg/metastore"
@@ -68,7 +69,7 @@ func snapshotSave(ctx context.Context, args []string, out io.Writer) error {
 // credential the node holds (its stored TokenRequest answers, the TLS
 // door's reviewed tokens and authorization decisions) and the answers of
 // get-only kinds. The TLS door's key lives outside the database.
-var snapshotLeavesOut = []string{tokencache.Prefix, "auth/token/", "auth/decision/", readcache.Prefix}
+var snapshotLeavesOut = []string{tokencache.Prefix, auth.TokenKeyPrefix, auth.DecisionKeyPrefix, readcache.Prefix}
 
 // refetchNote says what a node seeded from a snapshot fetches again.
 const refetchNote = `not in the snapshot, fetched again from the cloud once it is reachable: projected service-account tokens
