@@ -206,3 +206,14 @@ func dirHolds(t *testing.T, dir string, needle []byte) bool {
 	}
 	return false
 }
+
+func TestKeygenRefusesATerminal(t *testing.T) {
+	tty, err := os.OpenFile("/dev/null", os.O_WRONLY, 0) // a character device, as a terminal is
+	if err != nil {
+		t.Skip("no /dev/null")
+	}
+	defer tty.Close()
+	if err := cmdKeygen(context.Background(), []string{"-"}, tty); err == nil || !strings.Contains(err.Error(), "terminal") {
+		t.Fatalf("got %v, want refused", err)
+	}
+}

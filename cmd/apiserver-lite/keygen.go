@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 
 	"github.com/apiserver-lite/apiserver-lite/pkg/seal"
 	"github.com/spf13/pflag"
@@ -41,6 +42,9 @@ func cmdKeygen(_ context.Context, args []string, out io.Writer) error {
 	}
 	file := fs.Arg(0)
 	if file == "-" {
+		if isTerminal(out) {
+			return errors.New("keygen -: standard output is a terminal; pipe it to systemd-creds encrypt")
+		}
 		_, err := out.Write(key)
 		return err
 	}
@@ -55,4 +59,15 @@ Under systemd, seal it to this host's TPM2 (or host key) for the unit's LoadCred
   systemd-creds encrypt --name=%s %s %s && shred -u %s
 `, file, keyCredential, file, keyCredstorePath, file)
 	return err
+}
+
+// isTerminal reports whether w is a character device such as a terminal,
+// where raw key bytes would be shown and kept in its scrollback.
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
 }
