@@ -83,7 +83,8 @@ func loadKeysTx(ctx context.Context, tx *sql.Tx, resource string) ([]Key, error)
 }
 
 // Objects returns the stored objects of resource at names, in the order of
-// names, read in one transaction. A name not stored is left out.
+// names, read in one transaction. A name not stored, or whose sealed value
+// does not open (logged), is left out.
 func (s *Store) Objects(ctx context.Context, resource string, names []Name) ([]Object, error) {
 	if err := s.checkOpen(); err != nil {
 		return nil, fmt.Errorf("load objects %s: %w", resource, err)
@@ -108,7 +109,9 @@ func (s *Store) Objects(ctx context.Context, resource string, names []Name) ([]O
 			o.RV = uint64(rv) // the schema CHECKs rv >= 0
 			if s.sealsResource(resource) {
 				if o.Raw, err = s.open(o.Raw, objectAD(resource, o.Namespace, o.Name)); err != nil {
-					return fmt.Errorf("open %s/%s: %w", n.Namespace, n.Name, err)
+					s.log.Error("skipping stored object that does not open", "resource", resource,
+						"namespace", n.Namespace, "name", n.Name, "err", err)
+					continue
 				}
 			}
 			objs = append(objs, o)
