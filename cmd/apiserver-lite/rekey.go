@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/apiserver-lite/apiserver-lite/pkg/listwatch/auth"
 	"github.com/apiserver-lite/apiserver-lite/pkg/metastore"
 	"github.com/spf13/pflag"
 )
@@ -48,6 +49,9 @@ func cmdRekey(ctx context.Context, args []string, out io.Writer) error {
 	}
 	if err = errors.Join(err, st.Close()); err != nil {
 		return fmt.Errorf("rekey: %w", err)
+	}
+	if err := auth.ResealGeneratedKey(*dir, cur.Sealer, next.Sealer); err != nil {
+		return fmt.Errorf("rekey: the state is re-encrypted, but not the TLS door's generated key (a new certificate and CA will be generated): %w", err)
 	}
 	_, err = fmt.Fprintf(out, "re-encrypted %s with %s; start the daemon with --encryption-key-file %s, then destroy the old key\n", db, newFile, newFile)
 	return err

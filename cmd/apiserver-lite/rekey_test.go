@@ -1,13 +1,16 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/apiserver-lite/apiserver-lite/pkg/listwatch/auth"
 	"github.com/apiserver-lite/apiserver-lite/pkg/metastore"
 )
 
@@ -23,9 +26,13 @@ func openWithKey(t *testing.T, data, key string) (*metastore.Store, error) {
 func TestRekey(t *testing.T) {
 	data, oldKey, newKey := filepath.Join(t.TempDir(), "data"), mustKeyFile(t), mustKeyFile(t)
 	mustSeedCredentials(t, data, oldKey)
+	cert := mustGeneratedCert(t, data, oldKey)
 	out, err := runCommand(t, "rekey", "--data-dir", data, "--encryption-key-file", oldKey, newKey)
 	if err != nil || !strings.Contains(out, "re-encrypted") {
 		t.Fatalf("rekey: got %v %q", err, out)
+	}
+	if got := mustGeneratedCert(t, data, newKey); !bytes.Equal(got, cert) {
+		t.Error("the TLS door's certificate changed with the rekey, want its generated key carried over")
 	}
 	if _, err := openWithKey(t, data, oldKey); !errors.Is(err, metastore.ErrWrongKey) {
 		t.Fatalf("old key after rekey: got %v, want ErrWrongKey", err)
@@ -54,4 +61,19 @@ func TestRekeyRefusesARunningDaemon(t *testing.T) {
 		!strings.Contains(err.Error(), "stop it") {
 		t.Fatalf("got %v, want refused while the daemon may run", err)
 	}
+}
+
+// mustGeneratedCert loads (generating once) the TLS door's certificate in
+// data with the state key in keyFile, and returns its DER.
+func mustGeneratedCert(t *testing.T, data, keyFile string) []byte {
+	t.Helper()
+	sealing, err := stateSealing(config{EncryptionKeyFile: keyFile, DataDir: data})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, _, err := auth.ServerTLS(auth.TLSOptions{DataDir: data, Host: "n1", KeySealer: sealing.Sealer}, time.Now())
+	if err != nil {
+		t.Fatalf("tls door: %v", err)
+	}
+	return cfg.Certificates[0].Certificate[0]
 }

@@ -3,8 +3,10 @@ package auth
 import (
 	"bytes"
 	"crypto/tls"
+	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 )
 
 // KeySealer encrypts the generated serving key at rest with the state key
@@ -76,4 +78,23 @@ func loadGeneratedPair(certFile, keyFile string, s KeySealer) (tls.Certificate, 
 		}
 	}
 	return pair, nil
+}
+
+// ResealGeneratedKey moves the generated serving key under dataDir from
+// the state key from (nil: plaintext) to the state key to, for a key
+// rotation. Without a generated key it does nothing.
+func ResealGeneratedKey(dataDir string, from, to KeySealer) error {
+	keyFile := filepath.Join(dataDir, servingDir, servingKeyFile)
+	raw, err := os.ReadFile(keyFile)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("read serving key: %w", err)
+	}
+	pem, err := openGeneratedKey(raw, from)
+	if err != nil {
+		return err
+	}
+	return writeGeneratedKey(keyFile, pem, to)
 }
