@@ -34,8 +34,9 @@ func (s metaAnswers) Delete(ctx context.Context, key string) error {
 
 // withStoredAnswers answers the kubelet's TokenRequests, and in node scope
 // GETs of kinds a node may get but not list, from the store while the
-// cloud is unreachable.
-func withStoredAnswers(h http.Handler, res []cloudsync.Resource, store *metastore.Store, link *cloudsync.Link, log *slog.Logger) http.Handler {
+// cloud is unreachable. Tokens go to tokens, bound to pods held in caches.
+func withStoredAnswers(h http.Handler, res []cloudsync.Resource, store *metastore.Store, tokens tokencache.Store,
+	caches []*versioncache.Cache, node string, link *cloudsync.Link, log *slog.Logger) http.Handler {
 	answers := metaAnswers{store}
 	for _, r := range res {
 		if r.OnDemand { // node scope: get-only kinds are not synced
@@ -43,15 +44,16 @@ func withStoredAnswers(h http.Handler, res []cloudsync.Resource, store *metastor
 			break
 		}
 	}
-	return tokencache.Wrap(h, tokencache.Config{Store: answers, Connected: link.Connected, Logger: log})
+	return tokencache.Wrap(h, tokencache.Config{Store: tokens, Connected: link.Connected, Logger: log,
+		FromNode: fromNode(node), HeldPod: podLookup(caches)})
 }
 
 // tokenForgetter removes the stored tokens of pods deleted from the node's
 // pods cache; nil if pods are not synced.
-func tokenForgetter(res []cloudsync.Resource, caches []*versioncache.Cache, store *metastore.Store, log *slog.Logger) func(context.Context) error {
+func tokenForgetter(res []cloudsync.Resource, caches []*versioncache.Cache, tokens tokencache.PrefixDeleter, log *slog.Logger) func(context.Context) error {
 	for i, r := range res {
 		if r.GVR == podsGVR {
-			return func(ctx context.Context) error { return tokencache.ForgetDeletedPods(ctx, caches[i], store, log) }
+			return func(ctx context.Context) error { return tokencache.ForgetDeletedPods(ctx, caches[i], tokens, log) }
 		}
 	}
 	return nil

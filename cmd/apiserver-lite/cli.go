@@ -98,7 +98,10 @@ type command func(ctx context.Context, args []string, out io.Writer) error
 // commands are the subcommands written as a command; newRootCommand adds
 // each under its name.
 func commands() map[string]command {
-	return map[string]command{}
+	return map[string]command{
+		"keygen": cmdKeygen,
+		"rekey":  cmdRekey,
+	}
 }
 
 // adaptCommand makes c a subcommand; its own flag set answers -h and

@@ -52,6 +52,9 @@ type config struct {
 	// GCPercent is the garbage collector's percent (as GOGC); 0 means
 	// GOGC when set, else defaultGCPercent.
 	GCPercent int `mapstructure:"gc-percent"`
+	// EncryptionKeyFile holds the state key (32 raw bytes) that seals
+	// Secrets and stored tokens; empty keeps tokens in memory only.
+	EncryptionKeyFile string `mapstructure:"encryption-key-file"`
 
 	doorsConfig `mapstructure:",squash"`
 }
@@ -119,6 +122,8 @@ func newFlagSet() *pflag.FlagSet {
 	fs.String("memory-limit", "", "Go soft memory limit, e.g. 900Mi; set it a little below the unit's MemoryMax=")
 	fs.Int("gc-percent", 0, fmt.Sprintf("Go GC percent as GOGC (-1: off); 0: GOGC when set, else %d", defaultGCPercent))
 	addDoorFlags(fs)
+	fs.String("encryption-key-file", "", "file of 32 random bytes (apiserver-lite keygen) that encrypts Secrets and stored tokens at rest; "+
+		"keep it outside data-dir, e.g. a systemd LoadCredentialEncrypted= credential. Empty: tokens in memory only")
 	fs.String("sync-scope", scopeAuto, "auto, node (what the Node authorizer lets this node read) or cluster (the resources list)")
 	fs.String("log-format", defaultLogFormat, "text or json")
 	fs.Duration("max-staleness", defaultMaxStaleness, "longest a resource may go without cloud news while the cloud is reachable before /readyz fails")

@@ -54,6 +54,9 @@ type doorDeps struct {
 	log     *slog.Logger
 	// clusterScope authorizes this node's identity per request too.
 	clusterScope bool
+	// keySealer keeps a generated TLS key sealed on disk; nil without a
+	// state key.
+	keySealer auth.KeySealer
 }
 
 // openDoors listens on the configured doors; on error it closes what it
@@ -82,7 +85,7 @@ func openAuthenticated(cfg config, d doorDeps, set *doorSet) error {
 	if cfg.ListenAddress == "" && cfg.SecureListenAddress == "" {
 		return nil
 	}
-	tlsCfg, err := doorsTLS(cfg, d.cloud, d.log)
+	tlsCfg, err := doorsTLS(cfg, d.cloud, d.keySealer, d.log)
 	if err != nil {
 		return err
 	}

@@ -41,7 +41,7 @@ func addDoorFlags(fs *pflag.FlagSet) {
 	fs.Bool("insecure-allow-remote", false,
 		"allow a non-loopback insecure-listen-address; anyone who reaches it acts with this node's identity")
 	fs.String("secure-listen-address", "",
-		"address of the authenticated TLS door for pods and other tenants, e.g. 169.254.20.10:10551; empty turns it off")
+		"address of a second authenticated door for pods and other tenants, e.g. 169.254.20.10:10551; empty turns it off")
 	fs.String("tls-cert-file", "", "serving certificate of the TLS doors; empty generates one in the data dir")
 	fs.String("tls-private-key-file", "", "key of tls-cert-file")
 	fs.String("client-ca-file", "",
@@ -49,8 +49,10 @@ func addDoorFlags(fs *pflag.FlagSet) {
 	fs.Duration("offline-authz-grace", auth.DefaultOfflineAuthzGrace,
 		"how long a stored authorization decision is reused while the cloud cannot be asked")
 	fs.Int("max-connections", auth.DefaultMaxConnections, "open connections per door")
-	fs.Int("max-requests-inflight", auth.DefaultMaxRequestsInflight, "non-watch requests being served per door")
-	fs.Int("max-watches-per-client", auth.DefaultMaxWatchesPerClient, "open watches per client identity and door")
+	fs.Int("max-requests-inflight", auth.DefaultMaxRequestsInflight,
+		"short (not long-running) requests being served per door; one identity gets at most a fair share")
+	fs.Int("max-watches-per-client", auth.DefaultMaxWatchesPerClient,
+		"open long-running requests (watch, log, exec, attach, portforward, proxy) per client identity and door")
 }
 
 func (c doorsConfig) validate(listenAddress string) error {

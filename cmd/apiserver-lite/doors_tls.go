@@ -23,14 +23,14 @@ const (
 
 // doorsTLS loads or generates the TLS doors' serving certificate and picks
 // their client CA.
-func doorsTLS(cfg config, cloud *rest.Config, log *slog.Logger) (*tls.Config, error) {
+func doorsTLS(cfg config, cloud *rest.Config, sealer auth.KeySealer, log *slog.Logger) (*tls.Config, error) {
 	clientCA, err := clientCAFile(cfg, cloud, log)
 	if err != nil {
 		return nil, err
 	}
 	o := auth.TLSOptions{CertFile: cfg.TLSCertFile, KeyFile: cfg.TLSPrivateKeyFile, ClientCAFile: clientCA,
 		DataDir: cfg.DataDir, Host: cfg.NodeName, DNS: []string{"localhost"},
-		IPs: []net.IP{net.IPv4(127, 0, 0, 1), net.IPv6loopback}, Logger: log}
+		IPs: []net.IP{net.IPv4(127, 0, 0, 1), net.IPv6loopback}, Logger: log, KeySealer: sealer}
 	for _, addr := range []string{cfg.ListenAddress, cfg.SecureListenAddress} {
 		if host, _, err := net.SplitHostPort(addr); err == nil {
 			if ip := net.ParseIP(host); ip != nil && !ip.IsUnspecified() && !ip.IsLoopback() {

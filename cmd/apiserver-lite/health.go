@@ -105,6 +105,9 @@ func (o *ops) readinessChecks(ctx context.Context) []check {
 		checks = append(checks, check{name: "store-recovered", note: true,
 			info: fmt.Sprintf("database moved aside at startup to %s: %s", o.recovery.MovedTo, o.recovery.Reason)})
 	}
+	if !o.sealed {
+		checks = append(checks, check{name: "encryption-key", note: true, info: noKeyNote})
+	}
 	for _, r := range o.res {
 		checks = append(checks, o.stalenessCheck(resourceLabel(r), up))
 	}

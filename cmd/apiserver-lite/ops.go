@@ -50,6 +50,9 @@ type ops struct {
 	// recovery says whether the database was moved aside at startup.
 	// Set before serving, then read-only.
 	recovery metastore.Recovery
+	// sealed is set when the store has a state key. Set before serving,
+	// then read-only.
+	sealed bool
 
 	// syncExited counts sync loops that returned before shutdown.
 	syncExited atomic.Int32

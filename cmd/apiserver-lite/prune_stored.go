@@ -22,12 +22,12 @@ const storedPruneInterval = time.Hour
 // token reviews, authorization decisions and TokenRequest answers that can
 // no longer be used (see auth.PruneStored and tokencache.PruneExpired),
 // then scrubs their bytes from the disk.
-func storedPruner(store *metastore.Store, clk clock.WithTicker, grace time.Duration, log *slog.Logger) func(context.Context) error {
+func storedPruner(store *metastore.Store, tokens tokencache.Pruner, clk clock.WithTicker, grace time.Duration, log *slog.Logger) func(context.Context) error {
 	return func(ctx context.Context) error {
 		t := clk.NewTicker(storedPruneInterval)
 		defer t.Stop()
 		for {
-			if err := pruneStored(ctx, store, clk.Now(), grace, log); err != nil && ctx.Err() == nil {
+			if err := pruneStored(ctx, store, tokens, clk.Now(), grace, log); err != nil && ctx.Err() == nil {
 				// The next round retries; a prune only saves disk.
 				log.Warn("prune stored credentials", "err", err)
 			}
@@ -41,9 +41,9 @@ func storedPruner(store *metastore.Store, clk clock.WithTicker, grace time.Durat
 }
 
 // pruneStored runs one round of storedPruner.
-func pruneStored(ctx context.Context, store *metastore.Store, now time.Time, grace time.Duration, log *slog.Logger) error {
+func pruneStored(ctx context.Context, store *metastore.Store, tokens tokencache.Pruner, now time.Time, grace time.Duration, log *slog.Logger) error {
 	reviews, err1 := auth.PruneStored(ctx, store, now, grace)
-	answers, err2 := tokencache.PruneExpired(ctx, store, now)
+	answers, err2 := tokencache.PruneExpired(ctx, tokens, now)
 	if reviews+answers == 0 {
 		return errors.Join(err1, err2)
 	}

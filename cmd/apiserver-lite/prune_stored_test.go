@@ -36,7 +36,9 @@ func TestStoredPruner(t *testing.T) {
 	put("auth/decision/recent", clk.Now())
 	put("tokenrequest/uid/expired", clk.Now().Add(-2*grace))
 	var wg sync.WaitGroup
-	wg.Go(func() { _ = storedPruner(st, clk, grace, slog.New(slog.DiscardHandler))(ctx) })
+	wg.Go(func() {
+		_ = storedPruner(st, scrubbedAnswers{metaAnswers{st}}, clk, grace, slog.New(slog.DiscardHandler))(ctx)
+	})
 	waitStored(t, st, map[string]bool{"auth/decision/old": false, "tokenrequest/uid/expired": false, "auth/decision/recent": true})
 
 	for !clk.HasWaiters() {

@@ -65,12 +65,16 @@ func runDaemon(ctx context.Context, cfg config) error {
 	}
 	// A database unusable for its content is moved aside (and logged), so
 	// the daemon starts empty and relists instead of crash-looping.
-	store, rec, err := metastore.OpenOrRecover(ctx, filepath.Join(cfg.DataDir, dbFile),
-		metastore.Options{EventLogSize: cfg.WatchCacheSize, Logger: log})
+	sealing, err := stateSealing(cfg)
 	if err != nil {
-		return err // says "open metastore"
+		return err // names the key file
 	}
-	err = serve(ctx, cfg, res, store, rec, log)
+	store, rec, err := metastore.OpenOrRecover(ctx, filepath.Join(cfg.DataDir, dbFile),
+		metastore.Options{EventLogSize: cfg.WatchCacheSize, Logger: log, Sealing: sealing})
+	if err != nil {
+		return openStoreError(err, cfg) // says "open metastore"
+	}
+	err = serve(ctx, cfg, res, store, storeState{recovery: rec, sealer: sealing.Sealer}, log)
 	if cerr := store.Close(); cerr != nil {
 		err = errors.Join(err, cerr) // says "close metastore"
 	}
@@ -81,7 +85,7 @@ func runDaemon(ctx context.Context, cfg config) error {
 // serve runs the sync loops and the local API until ctx ends, then shuts
 // them down in order: stop accepting, end watches, stop and flush the sync
 // loops. The caller closes the store last.
-func serve(ctx context.Context, cfg config, res []cloudsync.Resource, store *metastore.Store, rec metastore.Recovery, log *slog.Logger) error {
+func serve(ctx context.Context, cfg config, res []cloudsync.Resource, store *metastore.Store, st storeState, log *slog.Logger) error {
 	cloud, err := cloudConfig(cfg.Kubeconfig)
 	if err != nil {
 		return err
@@ -100,7 +104,11 @@ func serve(ctx context.Context, cfg config, res []cloudsync.Resource, store *met
 		return err
 	}
 	o := newOps(cfg, res, caches, link.Connected, store)
-	o.recovery = rec
+	o.recovery, o.sealed = st.recovery, st.sealer != nil
+	tokens, err := newTokenStore(ctx, store, st.sealer != nil, log)
+	if err != nil {
+		return err
+	}
 	clients, err := newCloudClients(cloud)
 	if err != nil {
 		return err
@@ -119,9 +127,10 @@ func serve(ctx context.Context, cfg config, res []cloudsync.Resource, store *met
 	if err != nil {
 		return fmt.Errorf("local api: %w", err)
 	}
-	api := withStoredAnswers(handler, res, store, link, log)
+	api := withStoredAnswers(handler, res, store, tokens, caches, cfg.NodeName, link, log)
 	doors, err := openDoors(cfg, doorDeps{handler: func(door string) http.Handler { return o.handler(api, door) },
-		cloud: cloud, caches: caches, store: store, link: link, log: log, clusterScope: scope == scopeCluster})
+		cloud: cloud, caches: caches, store: store, link: link, log: log, clusterScope: scope == scopeCluster,
+		keySealer: st.sealer})
 	if err != nil {
 		return err
 	}
@@ -130,13 +139,21 @@ func serve(ctx context.Context, cfg config, res []cloudsync.Resource, store *met
 		return errors.Join(fmt.Errorf("systemd watchdog: %w", err), doors.close())
 	}
 	log.Info("serving", "node", cfg.NodeName, "resources", len(res))
-	runs := append(syncRunners(syncers), version.Run, link.Run, storedPruner(store, o.clock, cfg.OfflineAuthzGrace, log))
-	for _, r := range []func(context.Context) error{demand, tokenForgetter(res, caches, store, log)} {
+	runs := append(syncRunners(syncers), version.Run, link.Run, storedPruner(store, tokens, o.clock, cfg.OfflineAuthzGrace, log))
+	for _, r := range []func(context.Context) error{demand, tokenForgetter(res, caches, tokens, log)} {
 		if r != nil {
 			runs = append(runs, r)
 		}
 	}
 	return runUntilDone(ctx, daemonLoops{doors: doors, runs: runs, caches: caches, notify: n, exited: &o.syncExited}, log)
+}
+
+// storeState is what opening the store found out.
+type storeState struct {
+	// recovery says whether the database was moved aside.
+	recovery metastore.Recovery
+	// sealer is the state key; nil without one.
+	sealer metastore.Sealer
 }
 
 // newLink returns the cloud's one link prober.

@@ -8,6 +8,9 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/apiserver-lite/apiserver-lite/pkg/listwatch/auth"
+	"github.com/apiserver-lite/apiserver-lite/pkg/listwatch/readcache"
+	"github.com/apiserver-lite/apiserver-lite/pkg/listwatch/tokencache"
 	"github.com/apiserver-lite/apiserver-lite/pkg/metastore"
 	"github.com/spf13/cobra"
 )
@@ -37,7 +40,7 @@ func newSnapshotSaveCommand() *cobra.Command {
 
 func newSnapshotRestoreCommand() *cobra.Command {
 	var o restoreOptions
-	cmd := &cobra.Command{Use: "restore FILE --data-dir D [--node-name N] [--force]",
+	cmd := &cobra.Command{Use: "restore FILE --data-dir D [--node-name N] [--encryption-key-file K] [--force]",
 		Short: "Seed a stopped daemon's data dir from a snapshot of this node",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -48,6 +51,7 @@ func newSnapshotRestoreCommand() *cobra.Command {
 	fs.StringVar(&o.dir, "data-dir", defaultDataDir, "data directory to seed (the daemon must be stopped)")
 	fs.StringVar(&o.node, "node-name", hostname(), "the node the data dir is for")
 	fs.BoolVar(&o.force, "force", false, "replace an existing store")
+	fs.StringVar(&o.keyFile, "encryption-key-file", "", "the state key an encrypted snapshot was sealed with")
 	return cmd
 }
 
@@ -55,22 +59,38 @@ func newSnapshotRestoreCommand() *cobra.Command {
 // connection: consistent while the daemon runs, and only for a user who
 // may read the data dir (the copy holds every synced Secret).
 func snapshotSave(ctx context.Context, dir, file string, out io.Writer) error {
-	if err := metastore.Backup(ctx, filepath.Join(dir, dbFile), file); err != nil {
+	if err := metastore.Backup(ctx, filepath.Join(dir, dbFile), file, snapshotLeavesOut...); err != nil {
 		return err
 	}
 	rep, err := metastore.Inspect(ctx, file, nodeNameKey)
 	if err != nil {
 		return err
 	}
-	_, err = fmt.Fprintf(out, "snapshot %s: node %q, %d resources, integrity %s\n", file, rep.Meta[nodeNameKey], len(rep.Resources), rep.Integrity)
+	sealed := "Secrets in plaintext"
+	if rep.Sealed {
+		sealed = "Secrets encrypted with the state key"
+	}
+	_, err = fmt.Fprintf(out, "snapshot %s: node %q, %d resources, integrity %s, %s, no credentials\n",
+		file, rep.Meta[nodeNameKey], len(rep.Resources), rep.Integrity, sealed)
 	return err
 }
 
 // restoreOptions are the arguments of `snapshot restore`.
 type restoreOptions struct {
-	file, dir, node string
-	force           bool
+	file, dir, node, keyFile string
+	force                    bool
 }
+
+// snapshotLeavesOut are the meta prefixes a snapshot leaves out: every
+// credential the node holds (its stored TokenRequest answers, the TLS
+// door's reviewed tokens and authorization decisions) and the answers of
+// get-only kinds. The TLS door's key lives outside the database.
+var snapshotLeavesOut = []string{tokencache.Prefix, auth.TokenKeyPrefix, auth.DecisionKeyPrefix, readcache.Prefix}
+
+// refetchNote says what a node seeded from a snapshot fetches again.
+const refetchNote = `not in the snapshot, fetched again from the cloud once it is reachable: projected service-account tokens
+(pods with projected tokens start only after the kubelet's next TokenRequest reaches the cloud), the TLS door's
+token reviews and authorization decisions, answers of get-only kinds; the TLS door generates its own serving key`
 
 // snapshotRestore seeds a data dir from a snapshot, refusing a damaged
 // snapshot, another node's snapshot and, without --force, an existing
@@ -90,17 +110,21 @@ func snapshotRestore(ctx context.Context, o restoreOptions, out io.Writer) error
 	if _, err := os.Stat(dst); err == nil && !o.force {
 		return fmt.Errorf("snapshot restore: %s already exists; stop the daemon and pass --force to replace it", dst)
 	}
-	if err := installSnapshot(ctx, o.file, dst); err != nil {
+	sealing, err := restoreSealing(rep, o.keyFile, o.dir)
+	if err != nil {
 		return fmt.Errorf("snapshot restore: %w", err)
 	}
-	_, err = fmt.Fprintf(out, "restored %s into %s: %d resources\n", o.file, o.dir, len(rep.Resources))
+	if err := installSnapshot(ctx, o.file, dst, sealing); err != nil {
+		return fmt.Errorf("snapshot restore: %w", openStoreError(err, config{EncryptionKeyFile: o.keyFile, DataDir: o.file}))
+	}
+	_, err = fmt.Fprintf(out, "restored %s into %s: %d resources\n%s\n", o.file, o.dir, len(rep.Resources), refetchNote)
 	return err
 }
 
 // installSnapshot copies file beside dst, opens the copy as the daemon
 // would (migrating an older schema) and checks it, then renames it over
 // dst.
-func installSnapshot(ctx context.Context, file, dst string) error {
+func installSnapshot(ctx context.Context, file, dst string, sealing metastore.Sealing) error {
 	if err := os.MkdirAll(filepath.Dir(dst), dataDirMode); err != nil {
 		return err
 	}
@@ -109,7 +133,7 @@ func installSnapshot(ctx context.Context, file, dst string) error {
 	if err := copyFile(file, tmp); err != nil {
 		return err
 	}
-	st, err := metastore.Open(ctx, tmp)
+	st, err := metastore.OpenWith(ctx, tmp, metastore.Options{Sealing: sealing})
 	if err == nil {
 		err = errors.Join(st.IntegrityCheck(ctx), st.Close())
 	}
@@ -125,6 +149,18 @@ func installSnapshot(ctx context.Context, file, dst string) error {
 		return err
 	}
 	return syncDir(filepath.Dir(dst))
+}
+
+// restoreSealing is the key an encrypted snapshot is checked with: the
+// daemon's key file, which a sealed snapshot requires.
+func restoreSealing(rep metastore.Report, keyFile, dir string) (metastore.Sealing, error) {
+	if keyFile == "" {
+		if rep.Sealed {
+			return metastore.Sealing{}, errors.New("the snapshot is encrypted: pass --encryption-key-file with the key it was sealed with")
+		}
+		return metastore.Sealing{}, nil
+	}
+	return stateSealing(config{EncryptionKeyFile: keyFile, DataDir: dir})
 }
 
 // removeDB removes a database file and its side files, if present.

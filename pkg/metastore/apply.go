@@ -98,6 +98,7 @@ func (s *Store) startLogTx(ctx context.Context, tx *sql.Tx, resource string, log
 
 // applyOpsTx runs ops in order inside tx, logging each when logged is set.
 func (s *Store) applyOpsTx(ctx context.Context, tx *sql.Tx, resource string, ops []Op, logged bool) error {
+	sl := s.resourceSealer(resource)
 	for i, op := range ops {
 		o := op.Object
 		if o.Name == "" {
@@ -111,11 +112,11 @@ func (s *Store) applyOpsTx(ctx context.Context, tx *sql.Tx, resource string, ops
 				return fmt.Errorf("read %s/%s: %w", o.Namespace, o.Name, err)
 			}
 		}
-		if err := s.applyOpTx(ctx, tx, resource, op); err != nil {
+		if err := s.applyOpTx(ctx, tx, resource, op, sl); err != nil {
 			return err
 		}
 		if logged {
-			if err := s.logEventTx(ctx, tx, resource, op, prev, found); err != nil {
+			if err := s.logEventTx(ctx, tx, resource, op, prev, found, sl); err != nil {
 				return fmt.Errorf("log %s/%s: %w", o.Namespace, o.Name, err)
 			}
 		}
@@ -123,8 +124,8 @@ func (s *Store) applyOpsTx(ctx context.Context, tx *sql.Tx, resource string, ops
 	return nil
 }
 
-// applyOpTx runs one op inside tx.
-func (s *Store) applyOpTx(ctx context.Context, tx *sql.Tx, resource string, op Op) error {
+// applyOpTx runs one op inside tx, sealing the object with sl unless nil.
+func (s *Store) applyOpTx(ctx context.Context, tx *sql.Tx, resource string, op Op, sl Sealer) error {
 	o := op.Object
 	if op.Delete {
 		if _, err := tx.StmtContext(ctx, s.stmts.deleteObject).ExecContext(ctx, resource, o.Namespace, o.Name); err != nil {
@@ -136,7 +137,11 @@ func (s *Store) applyOpTx(ctx context.Context, tx *sql.Tx, resource string, op O
 	if err != nil {
 		return fmt.Errorf("upsert %s/%s: rv: %w", o.Namespace, o.Name, err)
 	}
-	if _, err := tx.StmtContext(ctx, s.stmts.upsertObject).ExecContext(ctx, resource, o.Namespace, o.Name, rv, o.Raw); err != nil {
+	raw, err := seal(sl, o.Raw, objectAD(resource, o.Namespace, o.Name))
+	if err != nil {
+		return fmt.Errorf("seal %s/%s: %w", o.Namespace, o.Name, err)
+	}
+	if _, err := tx.StmtContext(ctx, s.stmts.upsertObject).ExecContext(ctx, resource, o.Namespace, o.Name, rv, raw); err != nil {
 		return fmt.Errorf("upsert %s/%s: %w", o.Namespace, o.Name, err)
 	}
 	return nil

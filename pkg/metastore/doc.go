@@ -41,6 +41,15 @@
 // a separate pool of query-only connections and, thanks to WAL, run in
 // parallel with the writer without blocking it.
 //
+// Encryption at rest: with Options.Sealing's key, the objects and logged
+// events (prev included) of the resources it names, and the meta values
+// under the keys it names, are sealed with AEAD and the row's key as
+// associated data, and opened once when read. A key check value in the
+// meta table makes Open refuse another key (ErrWrongKey) or no key
+// (ErrKeyRequired) before it reads or writes anything else; the first
+// Open with a key seals what an earlier plaintext run stored, and Rekey
+// moves every sealed value to a new key, each in one transaction.
+//
 // The schema is versioned: Open checks the file with PRAGMA quick_check
 // (ErrCorrupt), applies any pending migrations in order and refuses
 // (ErrSchemaTooNew) a database written by a newer schema. OpenOrRecover

@@ -45,7 +45,8 @@ func loggable(ops []Op, stored, wm uint64) bool {
 
 // logEventTx appends the event op makes, given the object's state before
 // it (nil if none), to resource's log.
-func (s *Store) logEventTx(ctx context.Context, tx *sql.Tx, resource string, op Op, prev []byte, found bool) error {
+// Both encodings are sealed with sl unless nil.
+func (s *Store) logEventTx(ctx context.Context, tx *sql.Tx, resource string, op Op, prev []byte, found bool, sl Sealer) error {
 	typ := Added
 	switch {
 	case op.Delete:
@@ -58,7 +59,14 @@ func (s *Store) logEventTx(ctx context.Context, tx *sql.Tx, resource string, op 
 	if err != nil {
 		return err
 	}
-	_, err = tx.StmtContext(ctx, s.stmts.insertEvent).ExecContext(ctx, resource, string(typ), rv, o.Namespace, o.Name, o.Raw, prev)
+	raw, err := seal(sl, o.Raw, eventAD(resource, o.Namespace, o.Name, rv, "raw"))
+	if err != nil {
+		return err
+	}
+	if prev, err = seal(sl, prev, eventAD(resource, o.Namespace, o.Name, rv, "prev")); err != nil {
+		return err
+	}
+	_, err = tx.StmtContext(ctx, s.stmts.insertEvent).ExecContext(ctx, resource, string(typ), rv, o.Namespace, o.Name, raw, prev)
 	return err
 }
 
@@ -71,6 +79,11 @@ func (s *Store) prevTx(ctx context.Context, tx *sql.Tx, resource string, o *Obje
 		return nil, false, nil
 	case err != nil:
 		return nil, false, err
+	}
+	if s.sealsResource(resource) {
+		if raw, err = s.open(raw, objectAD(resource, o.Namespace, o.Name)); err != nil {
+			return nil, false, err
+		}
 	}
 	return raw, true, nil
 }
@@ -130,6 +143,11 @@ func (s *Store) loadEventsTx(ctx context.Context, tx *sql.Tx, resource string, w
 		}
 		e.Object.RV = uint64(rv) // the schema CHECKs rv >= 0
 		e.Object.Raw, e.Prev = ownedBlob(raw), ownedBlob(prev)
+		if err := s.openEvent(resource, &e, rv); err != nil {
+			s.log.Error("skipping undecodable logged event and the events before it", "resource", resource, "err", err)
+			events, skipped = nil, true
+			continue
+		}
 		if skipped {
 			floor, skipped = rv, false
 		}
@@ -144,4 +162,20 @@ func (s *Store) loadEventsTx(ctx context.Context, tx *sql.Tx, resource string, w
 		return nil, wm, nil
 	}
 	return events, min(uint64(floor), wm), nil
+}
+
+// openEvent unseals a logged event's encodings when resource is sealed.
+func (s *Store) openEvent(resource string, e *Event, rv int64) error {
+	if !s.sealsResource(resource) {
+		return nil
+	}
+	o := &e.Object
+	var err error
+	if o.Raw, err = s.open(o.Raw, eventAD(resource, o.Namespace, o.Name, rv, "raw")); err != nil {
+		return fmt.Errorf("open %s/%s: %w", o.Namespace, o.Name, err)
+	}
+	if e.Prev, err = s.open(e.Prev, eventAD(resource, o.Namespace, o.Name, rv, "prev")); err != nil {
+		return fmt.Errorf("open previous %s/%s: %w", o.Namespace, o.Name, err)
+	}
+	return nil
 }

@@ -18,6 +18,8 @@ type Report struct {
 	// Meta holds the values of the meta keys Inspect was asked for that
 	// are present.
 	Meta map[string][]byte
+	// Sealed is set when values in the file are sealed with a state key.
+	Sealed bool
 }
 
 // ResourceReport is one resource's stored state.
@@ -65,6 +67,9 @@ func Inspect(ctx context.Context, path string, metaKeys ...string) (Report, erro
 		if r.Resources, err = resourceReportsTx(ctx, tx); err != nil {
 			return err
 		}
+		if r.SchemaVersion > 0 {
+			metaKeys = append(metaKeys, keyCheckKey)
+		}
 		for _, k := range metaKeys {
 			var v []byte
 			switch err := tx.QueryRowContext(ctx, getMetaSQL, k).Scan(&v); {
@@ -74,6 +79,8 @@ func Inspect(ctx context.Context, path string, metaKeys ...string) (Report, erro
 				return fmt.Errorf("read meta %s: %w", k, err)
 			}
 		}
+		_, r.Sealed = r.Meta[keyCheckKey]
+		delete(r.Meta, keyCheckKey)
 		return nil
 	}, false)
 	if err != nil {
@@ -109,8 +116,9 @@ func resourceReportsTx(ctx context.Context, tx *sql.Tx) ([]ResourceReport, error
 // Backup writes a consistent copy of the database at src to dst, a file
 // that must not exist, with mode 0600. It opens src read-only, so it works
 // beside a running daemon (WAL readers do not block the writer) or on a
-// stopped one's data dir.
-func Backup(ctx context.Context, src, dst string) error {
+// stopped one's data dir. The meta values under leaveOut prefixes are
+// removed from the copy, their bytes overwritten, before it returns.
+func Backup(ctx context.Context, src, dst string, leaveOut ...string) error {
 	if _, err := os.Stat(dst); err == nil {
 		return fmt.Errorf("snapshot: %s already exists", dst)
 	}
@@ -132,5 +140,39 @@ func Backup(ctx context.Context, src, dst string) error {
 		_ = os.Remove(dst)
 		return fmt.Errorf("snapshot: %w", classify(err))
 	}
+	if err := leaveOutMeta(ctx, dst, leaveOut); err != nil {
+		_ = os.Remove(dst)
+		return fmt.Errorf("snapshot: %w", err)
+	}
 	return nil
+}
+
+// leaveOutMeta deletes the meta values under prefixes from the copy at
+// path and rebuilds it, so no page of the file keeps their bytes. The
+// rollback journal stays in memory: a journal file would hold the deleted
+// pages.
+func leaveOutMeta(ctx context.Context, path string, prefixes []string) error {
+	if len(prefixes) == 0 {
+		return nil
+	}
+	p := commonParams()
+	p.Set("_journal_mode", "MEMORY")
+	p.Set("_secure_delete", secureDelete)
+	db, err := openPool(fileDSN(path, p), writerMaxConns)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	for _, prefix := range prefixes {
+		if prefix == "" {
+			return errors.New("leave out: empty prefix")
+		}
+		if _, err := db.ExecContext(ctx, deleteMetaPrefixSQL, len(prefix), prefix); err != nil {
+			return fmt.Errorf("leave out %s*: %w", prefix, err)
+		}
+	}
+	if _, err := db.ExecContext(ctx, "VACUUM"); err != nil {
+		return fmt.Errorf("compact: %w", err)
+	}
+	return db.Close()
 }

@@ -3,6 +3,7 @@ package metastore
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
 )
@@ -45,6 +46,10 @@ func (s *Store) Keys(ctx context.Context, resource string) ([]Key, uint64, error
 		if wm, err = scanWatermark(tx.QueryRowContext(ctx, getWatermarkSQL, resource)); err != nil {
 			return err
 		}
+		if s.sealsResource(resource) {
+			keys, err = s.loadSealedKeysTx(ctx, tx, resource)
+			return err
+		}
 		keys, err = loadKeysTx(ctx, tx, resource)
 		return err
 	})
@@ -78,7 +83,8 @@ func loadKeysTx(ctx context.Context, tx *sql.Tx, resource string) ([]Key, error)
 }
 
 // Objects returns the stored objects of resource at names, in the order of
-// names, read in one transaction. A name not stored is left out.
+// names, read in one transaction. A name not stored, or whose sealed value
+// does not open (logged), is left out.
 func (s *Store) Objects(ctx context.Context, resource string, names []Name) ([]Object, error) {
 	if err := s.checkOpen(); err != nil {
 		return nil, fmt.Errorf("load objects %s: %w", resource, err)
@@ -101,6 +107,13 @@ func (s *Store) Objects(ctx context.Context, resource string, names []Name) ([]O
 				return fmt.Errorf("read %s/%s: %w", n.Namespace, n.Name, err)
 			}
 			o.RV = uint64(rv) // the schema CHECKs rv >= 0
+			if s.sealsResource(resource) {
+				if o.Raw, err = s.open(o.Raw, objectAD(resource, o.Namespace, o.Name)); err != nil {
+					s.log.Error("skipping stored object that does not open", "resource", resource,
+						"namespace", n.Namespace, "name", n.Name, "err", err)
+					continue
+				}
+			}
 			objs = append(objs, o)
 		}
 		return nil
@@ -109,4 +122,31 @@ func (s *Store) Objects(ctx context.Context, resource string, names []Name) ([]O
 		return nil, fmt.Errorf("load objects %s: %w", resource, err)
 	}
 	return objs, nil
+}
+
+// loadSealedKeysTx is loadKeysTx for a sealed resource: SQLite cannot read
+// the UID inside a sealed object, so each is opened here.
+func (s *Store) loadSealedKeysTx(ctx context.Context, tx *sql.Tx, resource string) ([]Key, error) {
+	objs, err := s.loadObjectsTx(ctx, tx, resource)
+	if err != nil {
+		return nil, err
+	}
+	keys := make([]Key, len(objs))
+	for i, o := range objs {
+		keys[i] = Key{Namespace: o.Namespace, Name: o.Name, RV: o.RV, UID: uidOf(o.Raw)}
+	}
+	return keys, nil
+}
+
+// uidOf returns metadata.uid of a JSON object, "" if it has none.
+func uidOf(raw []byte) string {
+	var m struct {
+		Metadata struct {
+			UID string `json:"uid"`
+		} `json:"metadata"`
+	}
+	if json.Unmarshal(raw, &m) != nil {
+		return ""
+	}
+	return m.Metadata.UID
 }

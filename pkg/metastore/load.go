@@ -94,6 +94,7 @@ func (s *Store) scanObjectsTx(ctx context.Context, tx *sql.Tx, resource string, 
 		return fmt.Errorf("query objects: %w", err)
 	}
 	defer rows.Close()
+	sealed := s.sealsResource(resource)
 	var objs []Object
 	for rows.Next() {
 		var o Object
@@ -105,6 +106,13 @@ func (s *Store) scanObjectsTx(ctx context.Context, tx *sql.Tx, resource string, 
 		}
 		o.RV = uint64(rv) // the schema CHECKs rv >= 0
 		o.Raw = ownedBlob(raw)
+		if sealed {
+			if o.Raw, err = s.open(o.Raw, objectAD(resource, o.Namespace, o.Name)); err != nil {
+				s.log.Error("skipping stored object that does not open", "resource", resource,
+					"namespace", o.Namespace, "name", o.Name, "err", err)
+				continue
+			}
+		}
 		objs = append(objs, o)
 		if len(objs) == chunk {
 			each(objs)

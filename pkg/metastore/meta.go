@@ -18,8 +18,28 @@ func (s *Store) PutMeta(ctx context.Context, key string, value []byte) error {
 	if err := s.checkOpen(); err != nil {
 		return fmt.Errorf("put meta %s: %w", key, err)
 	}
+	if s.sealsMeta(key) {
+		return s.putSealedMeta(ctx, key, value)
+	}
 	if _, err := s.writer.ExecContext(ctx, putMetaSQL, key, value); err != nil {
 		return fmt.Errorf("put meta %s: %w", key, classifyWrite(err))
+	}
+	return nil
+}
+
+// putSealedMeta seals value inside the write transaction, so a concurrent
+// Rekey cannot slip between the sealing and the write.
+func (s *Store) putSealedMeta(ctx context.Context, key string, value []byte) error {
+	err := s.inWriteTx(ctx, func(tx *sql.Tx) error {
+		sealed, err := seal(s.sealer(), value, metaAD(key))
+		if err != nil {
+			return err
+		}
+		_, err = tx.ExecContext(ctx, putMetaSQL, key, sealed)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("put meta %s: %w", key, err)
 	}
 	return nil
 }
@@ -37,5 +57,16 @@ func (s *Store) GetMeta(ctx context.Context, key string) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("get meta %s: %w", key, err)
 	}
+	if value, err = s.openMeta(key, value); err != nil {
+		return nil, fmt.Errorf("get meta %s: %w", key, err)
+	}
 	return value, nil
+}
+
+// openMeta opens value when the key's values are sealed.
+func (s *Store) openMeta(key string, value []byte) ([]byte, error) {
+	if !s.sealsMeta(key) {
+		return value, nil
+	}
+	return s.open(value, metaAD(key))
 }

@@ -11,7 +11,8 @@ const selectMetaPrefixSQL = `SELECT key, value FROM meta WHERE substr(key, 1, ?)
 // PruneMeta deletes, in one transaction, every value whose key starts with
 // prefix and that dead reports, and returns how many it deleted. dead sees
 // the stored bytes, which may be damaged. With secure_delete on, the
-// deleted values' bytes are overwritten.
+// deleted values' bytes are overwritten. A sealed value that does not open
+// is deleted too.
 func (s *Store) PruneMeta(ctx context.Context, prefix string, dead func(value []byte) bool) (int, error) {
 	if err := s.checkOpen(); err != nil {
 		return 0, fmt.Errorf("prune meta %s*: %w", prefix, err)
@@ -21,7 +22,10 @@ func (s *Store) PruneMeta(ctx context.Context, prefix string, dead func(value []
 	}
 	n := 0
 	err := s.inWriteTx(ctx, func(tx *sql.Tx) error {
-		keys, err := deadMetaKeys(ctx, tx, prefix, dead)
+		keys, err := deadMetaKeys(ctx, tx, prefix, func(k string, v []byte) bool {
+			plain, err := s.openMeta(k, v)
+			return err != nil || dead(plain) // a value that does not open is of no use
+		})
 		if err != nil {
 			return err
 		}
@@ -40,7 +44,7 @@ func (s *Store) PruneMeta(ctx context.Context, prefix string, dead func(value []
 }
 
 // deadMetaKeys returns the keys under prefix whose values dead reports.
-func deadMetaKeys(ctx context.Context, tx *sql.Tx, prefix string, dead func([]byte) bool) ([]string, error) {
+func deadMetaKeys(ctx context.Context, tx *sql.Tx, prefix string, dead func(key string, value []byte) bool) ([]string, error) {
 	rows, err := tx.QueryContext(ctx, selectMetaPrefixSQL, len(prefix), prefix)
 	if err != nil {
 		return nil, err
@@ -53,7 +57,7 @@ func deadMetaKeys(ctx context.Context, tx *sql.Tx, prefix string, dead func([]by
 		if err := rows.Scan(&k, &v); err != nil {
 			return nil, err
 		}
-		if dead(v) {
+		if dead(k, v) {
 			keys = append(keys, k)
 		}
 	}

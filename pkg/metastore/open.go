@@ -34,6 +34,11 @@ func Open(ctx context.Context, path string) (*Store, error) {
 	return openWith(ctx, path, Options{})
 }
 
+// OpenWith is Open with opts.
+func OpenWith(ctx context.Context, path string, opts Options) (*Store, error) {
+	return openWith(ctx, path, opts)
+}
+
 // openWith is Open with opts.
 func openWith(ctx context.Context, path string, opts Options) (*Store, error) {
 	s, err := open(ctx, path, opts.withDefaults())
@@ -52,7 +57,8 @@ func open(ctx context.Context, path string, opts Options) (*Store, error) {
 	if err := prepareFiles(abs); err != nil {
 		return nil, err
 	}
-	s := &Store{log: opts.Logger, eventLogSize: opts.EventLogSize}
+	s := &Store{log: opts.Logger, eventLogSize: opts.EventLogSize, sealing: opts.Sealing}
+	s.keys.Store(&keyring{current: opts.Sealing.Sealer})
 	if s.writer, err = openPool(writerDSN(abs), writerMaxConns); err != nil {
 		return nil, err
 	}
@@ -71,8 +77,17 @@ func (s *Store) init(ctx context.Context, path string) error {
 	if err := check(ctx, s.writer, quickCheckSQL); err != nil {
 		return fmt.Errorf("quick check: %w", err)
 	}
+	sealed, err := checkKey(ctx, s.writer, s.sealer())
+	if err != nil {
+		return fmt.Errorf("check state key: %w", err)
+	}
 	if err := migrate(ctx, s.writer); err != nil {
 		return fmt.Errorf("migrate: %w", err)
+	}
+	if s.sealer() != nil && !sealed {
+		if err := s.sealFirst(ctx); err != nil {
+			return fmt.Errorf("seal: %w", err)
+		}
 	}
 	reader, err := openPool(readerDSN(path), readerMaxConns)
 	if err != nil {

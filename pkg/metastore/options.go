@@ -23,6 +23,9 @@ type Options struct {
 	Logger *slog.Logger
 	// Clock dates moved-aside databases; nil means the real clock.
 	Clock clock.PassiveClock
+	// Sealing encrypts Secrets and stored tokens at rest; the zero value
+	// stores everything in plaintext.
+	Sealing Sealing
 }
 
 // withDefaults returns o with every unset field filled in.

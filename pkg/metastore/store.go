@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math"
+	"sync"
 	"sync/atomic"
 )
 
@@ -30,6 +31,12 @@ type Store struct {
 	// eventLogSize is how many events the log keeps per resource, > 0.
 	// Immutable.
 	eventLogSize int
+	// sealing says which values are sealed. Immutable.
+	sealing Sealing
+	// keys holds the state key; set by Open, replaced by Rekey.
+	keys atomic.Pointer[keyring]
+	// rekeyMu serializes Rekey.
+	rekeyMu sync.Mutex
 }
 
 // stmts are the statements Apply runs for every batch.

@@ -162,7 +162,8 @@ func TestSnapshotSeedsOfflineNode(t *testing.T) {
 	edgeCLI(t, c, "snapshot", "save", "--data-dir", dataDir, snap)
 	c.KillEdge()
 	c.StopCloud()
-	edgeCLI(t, c, "snapshot", "restore", snap, "--data-dir", dataDir, "--node-name", c.NodeName, "--force")
+	edgeCLI(t, c, "snapshot", "restore", snap, "--data-dir", dataDir, "--node-name", c.NodeName, "--force",
+		"--encryption-key-file", c.EncryptionKeyFile)
 	c.StartEdge()
 	got, err := c.EdgeClient().CoreV1().ConfigMaps(ns).Get(ctx, "seeded", metav1.GetOptions{})
 	if err != nil || got.ResourceVersion != created.ResourceVersion {

@@ -50,6 +50,8 @@ type TLSOptions struct {
 	Clock clock.PassiveClock
 	// Logger is told of changed files that cannot be used; nil discards.
 	Logger *slog.Logger
+	// KeySealer, when set, keeps a generated key sealed on disk.
+	KeySealer KeySealer
 }
 
 // ServerTLS returns the TLS door's configuration and, when it generated
@@ -66,7 +68,11 @@ func ServerTLS(o TLSOptions, now time.Time) (*tls.Config, string, error) {
 	} else if certFile == "" || keyFile == "" {
 		return nil, "", errors.New("tls-cert-file and tls-private-key-file must be set together")
 	}
-	files := newServingFiles(servingPaths{cert: certFile, key: keyFile, clientCA: o.ClientCAFile}, o.Clock, o.Logger)
+	paths := servingPaths{cert: certFile, key: keyFile, clientCA: o.ClientCAFile}
+	if caPath != "" {
+		paths.sealer = o.KeySealer
+	}
+	files := newServingFiles(paths, o.Clock, o.Logger)
 	cfg, err := files.load()
 	if err != nil {
 		return nil, "", err
@@ -100,7 +106,7 @@ func servingConfig(c servingContents, caFile string) (*tls.Config, error) {
 func generatedServing(o TLSOptions, now time.Time) (certFile, keyFile, caFile string, err error) {
 	dir := filepath.Join(o.DataDir, servingDir)
 	certFile, keyFile, caFile = filepath.Join(dir, servingCertFile), filepath.Join(dir, servingKeyFile), filepath.Join(dir, servingCAFile)
-	if fresh(certFile, keyFile, now) && covers(certFile, o) {
+	if fresh(certFile, keyFile, now, o.KeySealer) && covers(certFile, o) {
 		return certFile, keyFile, caFile, publish(dir, certFile, caFile)
 	}
 	certPEM, keyPEM, err := certutil.GenerateSelfSignedCertKey(o.Host, o.IPs, o.DNS)
@@ -118,13 +124,11 @@ func generatedServing(o TLSOptions, now time.Time) (certFile, keyFile, caFile st
 	if err := os.MkdirAll(dir, publicDirMode); err != nil {
 		return "", "", "", fmt.Errorf("create %s: %w", dir, err)
 	}
-	files := []struct {
-		path string
-		data []byte
-		mode os.FileMode
-	}{{keyFile, keyPEM, privateFileMode}, {certFile, certPEM, publicFileMode}, {caFile, caPEM, publicFileMode}}
-	for _, f := range files {
-		if err := writeFile(f.path, f.data, f.mode); err != nil {
+	if err := writeGeneratedKey(keyFile, keyPEM, o.KeySealer); err != nil {
+		return "", "", "", err
+	}
+	for path, data := range map[string][]byte{certFile: certPEM, caFile: caPEM} {
+		if err := writeFile(path, data, publicFileMode); err != nil {
 			return "", "", "", err
 		}
 	}
@@ -145,8 +149,8 @@ func publish(dir, certFile, caFile string) error {
 
 // fresh is true when a usable generated pair exists and is not about to
 // expire.
-func fresh(certFile, keyFile string, now time.Time) bool {
-	pair, err := tls.LoadX509KeyPair(certFile, keyFile)
+func fresh(certFile, keyFile string, now time.Time, s KeySealer) bool {
+	pair, err := loadGeneratedPair(certFile, keyFile, s)
 	if err != nil || len(pair.Certificate) == 0 {
 		return false
 	}
@@ -176,6 +180,9 @@ func covers(certFile string, o TLSOptions) bool {
 
 // writeFile writes data to path with mode (whatever the umask) through a
 // rename, so a crash leaves either the old or the new file.
+// writePrivate writes data to path with mode 0600 through a rename.
+func writePrivate(path string, data []byte) error { return writeFile(path, data, privateFileMode) }
+
 func writeFile(path string, data []byte, mode os.FileMode) error {
 	tmp := path + ".tmp"
 	_ = os.Remove(tmp) // a crash's leftover would keep its mode

@@ -22,6 +22,9 @@ const tlsFileCheckInterval = time.Minute
 // clientCA is empty without --client-ca-file.
 type servingPaths struct {
 	cert, key, clientCA string
+	// sealer opens a generated key sealed on disk; nil for a key file
+	// given by the operator.
+	sealer KeySealer
 }
 
 // servingContents are the PEM contents of servingPaths; clientCA is nil
@@ -124,6 +127,9 @@ func (f *servingFiles) read() (servingContents, error) {
 	}
 	if c.key, err = os.ReadFile(f.paths.key); err != nil {
 		return c, fmt.Errorf("read serving key: %w", err)
+	}
+	if c.key, err = openGeneratedKey(c.key, f.paths.sealer); err != nil {
+		return c, err
 	}
 	if f.paths.clientCA != "" {
 		if c.clientCA, err = os.ReadFile(f.paths.clientCA); err != nil {

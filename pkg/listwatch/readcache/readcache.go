@@ -18,6 +18,9 @@ const maxBody = 1 << 20
 // keyPrefix starts every stored answer's key.
 const keyPrefix = "getonly/"
 
+// Prefix starts the key of every stored answer.
+const Prefix = keyPrefix
+
 // getOnlyPaths match the single-object paths of the kinds a node may get
 // but not list (Node authorizer, Kubernetes v1.36).
 var getOnlyPaths = []*regexp.Regexp{

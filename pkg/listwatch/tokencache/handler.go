@@ -4,15 +4,11 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
-	"github.com/apiserver-lite/apiserver-lite/pkg/listwatch/response"
 	"io"
 	"log/slog"
 	"net/http"
 	"time"
 
-	authenticationv1 "k8s.io/api/authentication/v1"
-	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/utils/clock"
 )
 
@@ -27,23 +23,36 @@ type Store interface {
 	Lookup(ctx context.Context, key string) (value []byte, ok bool, err error)
 }
 
-// Config wires the wrapper. Clock and Logger may be nil.
+// Config wires the wrapper. Clock and Logger may be nil; without FromNode
+// or HeldPod nothing is stored.
 type Config struct {
 	Store     Store
 	Connected func() bool // the cloud-link state
-	Clock     clock.PassiveClock
-	Logger    *slog.Logger
+	// FromNode reports whether a request was made with this node's own
+	// identity (the kubelet), not a tenant's.
+	FromNode func(*http.Request) bool
+	// HeldPod reports whether the pod namespace/name with uid is held by
+	// this node.
+	HeldPod func(namespace, name, uid string) bool
+	Clock   clock.PassiveClock
+	Logger  *slog.Logger
 }
 
 // entry is one stored answer.
 type entry struct {
+	// Expires is when the token stops being accepted: the later of the
+	// answer's status.expirationTimestamp and the JWT's exp claim.
 	Expires     time.Time `json:"expires"`
 	ContentType string    `json:"contentType"`
 	Body        []byte    `json:"body"`
 }
 
-// Wrap returns next with TokenRequests answered from the store while the
-// cloud is unreachable, and successful answers stored while it is.
+// Wrap returns next with the kubelet's TokenRequests for its own pods
+// stored when the cloud answers them 201, whatever the link state, and
+// answered from the store when the cloud cannot be reached: at once while
+// the link is down, else after a forward that fails with 503. Every other
+// TokenRequest (a tenant's, or one not bound to a pod this node holds) is
+// forwarded and never stored.
 func Wrap(next http.Handler, cfg Config) http.Handler {
 	if cfg.Clock == nil {
 		cfg.Clock = clock.RealClock{}
@@ -63,18 +72,15 @@ func Wrap(next http.Handler, cfg Config) http.Handler {
 			return
 		}
 		key, err := parseRequest(m[1], m[2], r.Header.Get("Accept"), body)
-		if err != nil {
+		h := &handler{cfg: cfg, next: next}
+		if err != nil || !h.storable(r, key) {
 			next.ServeHTTP(w, withBody(r, body)) // the cloud answers it
 			return
 		}
-		h := &handler{cfg: cfg, next: next}
-		if cfg.Connected() {
-			h.forward(w, withBody(r, body), key)
+		if !cfg.Connected() && h.replay(w, r.Context(), key) {
 			return
 		}
-		if !h.replay(w, r.Context(), key) {
-			next.ServeHTTP(w, withBody(r, body))
-		}
+		h.forward(w, withBody(r, body), key)
 	})
 }
 
@@ -83,28 +89,43 @@ type handler struct {
 	next http.Handler
 }
 
+// storable reports whether an answer to r may be kept: the node's own
+// request for a token bound to a pod it holds.
+func (h *handler) storable(r *http.Request, key requestKey) bool {
+	return key.BoundKind == "Pod" && key.BoundUID != "" && key.BoundName != "" &&
+		h.cfg.FromNode != nil && h.cfg.FromNode(r) &&
+		h.cfg.HeldPod != nil && h.cfg.HeldPod(key.Namespace, key.BoundName, key.BoundUID)
+}
+
 func withBody(r *http.Request, body []byte) *http.Request {
 	r.Body = io.NopCloser(bytes.NewReader(body))
 	r.ContentLength = int64(len(body))
 	return r
 }
 
-// forward lets next answer and stores a successful answer.
+// forward lets next answer, stores a 201 and, when the cloud cannot be
+// reached (503), answers from the store if it can.
 func (h *handler) forward(w http.ResponseWriter, r *http.Request, key requestKey) {
-	rec := &response.Recorder{ResponseWriter: w, Limit: maxBody}
-	h.next.ServeHTTP(rec, r)
-	if rec.Status != http.StatusCreated || rec.Overflow {
+	buf := newBuffered()
+	h.next.ServeHTTP(buf, r)
+	switch {
+	case buf.status == http.StatusCreated && !buf.overflow:
+		h.store(r.Context(), key, buf)
+	case buf.status == http.StatusServiceUnavailable && h.replay(w, r.Context(), key):
 		return
 	}
-	ct := rec.Header().Get("Content-Type")
-	exp, err := expiration(rec.Body())
-	if err != nil {
-		h.cfg.Logger.Warn("token request answer not stored", "namespace", key.Namespace, "serviceAccount", key.ServiceAccount, "err", err)
-		return
-	}
-	raw, err := json.Marshal(entry{Expires: exp, ContentType: ct, Body: rec.Body()})
+	buf.copyTo(w)
+}
+
+// store keeps a 201 answer until its token expires.
+func (h *handler) store(ctx context.Context, key requestKey, buf *buffered) {
+	exp, err := expiration(buf.body.Bytes())
 	if err == nil {
-		err = h.cfg.Store.Put(r.Context(), key.storeKey(), raw)
+		var raw []byte
+		raw, err = json.Marshal(entry{Expires: exp, ContentType: buf.header.Get("Content-Type"), Body: buf.body.Bytes()})
+		if err == nil {
+			err = h.cfg.Store.Put(ctx, key.storeKey(), raw)
+		}
 	}
 	if err != nil {
 		h.cfg.Logger.Warn("token request answer not stored", "namespace", key.Namespace, "serviceAccount", key.ServiceAccount, "err", err)
@@ -125,17 +146,4 @@ func (h *handler) replay(w http.ResponseWriter, ctx context.Context, key request
 	w.WriteHeader(http.StatusCreated)
 	_, _ = w.Write(e.Body)
 	return true
-}
-
-// expiration reads status.expirationTimestamp of a TokenRequest answer.
-func expiration(body []byte) (time.Time, error) {
-	obj, _, err := scheme.Codecs.UniversalDeserializer().Decode(body, nil, nil)
-	if err != nil {
-		return time.Time{}, fmt.Errorf("decode answer: %w", err)
-	}
-	tr, ok := obj.(*authenticationv1.TokenRequest)
-	if !ok || tr.Status.ExpirationTimestamp.IsZero() {
-		return time.Time{}, errNotTokenRequest
-	}
-	return tr.Status.ExpirationTimestamp.Time, nil
 }

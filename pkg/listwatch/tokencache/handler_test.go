@@ -72,7 +72,8 @@ func TestTokenRequestsAnsweredOffline(t *testing.T) {
 		_ = json.NewEncoder(w).Encode(resp)
 	})
 	store := &memStore{m: map[string][]byte{}}
-	h := Wrap(cloud, Config{Store: store, Connected: func() bool { return online }, Clock: clk})
+	h := Wrap(cloud, Config{Store: store, Connected: func() bool { return online }, Clock: clk,
+		FromNode: func(*http.Request) bool { return true }, HeldPod: func(_, _, _ string) bool { return true }})
 	post := func(body string) (int, string) {
 		rec := httptest.NewRecorder()
 		h.ServeHTTP(rec, httptest.NewRequest(http.MethodPost, tokenURL, strings.NewReader(body)))

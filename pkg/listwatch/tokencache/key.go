@@ -20,6 +20,9 @@ var tokenPath = regexp.MustCompile(`^/api/v1/namespaces/([^/]+)/serviceaccounts/
 // it, so the entries of one pod can be dropped together.
 const keyPrefix = "tokenrequest/"
 
+// Prefix starts the key of every stored answer.
+const Prefix = keyPrefix
+
 var errNotTokenRequest = errors.New("body is not a TokenRequest")
 
 // requestKey identifies a TokenRequest: namespace, service account,

@@ -47,6 +47,9 @@ type Options struct {
 	// EdgeArgs are extra apiserver-lite flags, appended after the
 	// framework's own.
 	EdgeArgs []string
+	// NoEncryptionKey starts apiserver-lite without --encryption-key-file;
+	// by default it gets a state key, as the systemd unit does.
+	NoEncryptionKey bool
 }
 
 // Cluster is one cloud control plane and one apiserver-lite edge node, all
@@ -85,6 +88,9 @@ type Cluster struct {
 	EdgeCloudKubeconfig string
 	EdgeLocalKubeconfig string
 	KubeletKubeconfig   string
+	// EncryptionKeyFile is apiserver-lite's state key; "" with
+	// Options.NoEncryptionKey.
+	EncryptionKeyFile string
 
 	AdminConfig *rest.Config
 	Admin       kubernetes.Interface
@@ -121,6 +127,7 @@ func New(t testing.TB, opts Options) *Cluster {
 	c.Bins = bins
 	t.Cleanup(c.teardown)
 	c.writeCredentials()
+	c.writeStateKey()
 	if opts.EdgeLink {
 		c.startLink()
 	}

@@ -65,13 +65,16 @@ func (c *Cluster) KubeletConfig() *rest.Config {
 func (c *Cluster) edgeArgs() []string {
 	args := []string{
 		"--kubeconfig", c.EdgeCloudKubeconfig,
-		"--data-dir", filepath.Join(c.Dir, "edge-data"),
+		"--data-dir", c.EdgeDataDir(),
 		"--listen-address", loopback(c.DoorPort),
 		"--insecure-listen-address", loopback(c.EdgePort),
 		"--node-name", c.NodeName,
 	}
 	if !c.opts.NodeCredentials {
 		args = append(args, "--sync-scope", "cluster") // the edge's own user, with cluster-scope RBAC
+	}
+	if c.EncryptionKeyFile != "" {
+		args = append(args, "--encryption-key-file", c.EncryptionKeyFile)
 	}
 	if c.opts.WatchCacheSize > 0 {
 		args = append(args, "--watch-cache-size", strconv.Itoa(c.opts.WatchCacheSize))

@@ -1,0 +1,58 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/apiserver-lite/apiserver-lite/pkg/listwatch/auth"
+	"github.com/apiserver-lite/apiserver-lite/pkg/metastore"
+	"github.com/spf13/pflag"
+)
+
+// cmdRekey re-encrypts the stopped daemon's state with a new key in one
+// transaction: until it commits the old key opens everything, after it
+// only the new one does. The daemon must be stopped, since it would go on
+// sealing with the old key.
+func cmdRekey(ctx context.Context, args []string, out io.Writer) error {
+	fs := pflag.NewFlagSet("rekey", pflag.ContinueOnError)
+	dir := fs.String("data-dir", defaultDataDir, "data directory of the stopped daemon")
+	oldFile := fs.String("encryption-key-file", "", "the key the state is sealed with now; empty if it was never sealed")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() != 1 {
+		return errors.New("usage: apiserver-lite rekey NEW-KEY-FILE --encryption-key-file OLD-KEY-FILE [--data-dir D]")
+	}
+	newFile, db := fs.Arg(0), filepath.Join(*dir, dbFile)
+	if _, err := os.Stat(db + "-wal"); err == nil {
+		return fmt.Errorf("rekey: %s-wal exists: the daemon is running or did not stop cleanly; stop it (start and stop it once after a crash) and retry", db)
+	}
+	next, err := stateSealing(config{EncryptionKeyFile: newFile, DataDir: *dir})
+	if err != nil {
+		return fmt.Errorf("rekey: %w", err)
+	}
+	cur, err := stateSealing(config{EncryptionKeyFile: *oldFile, DataDir: *dir})
+	if err != nil {
+		return fmt.Errorf("rekey: %w", err)
+	}
+	st, err := metastore.OpenWith(ctx, db, metastore.Options{Sealing: cur})
+	if err != nil {
+		return fmt.Errorf("rekey: %w", openStoreError(err, config{EncryptionKeyFile: *oldFile, DataDir: *dir}))
+	}
+	err = st.Rekey(ctx, next.Sealer)
+	if err == nil {
+		err = st.Scrub(ctx)
+	}
+	if err = errors.Join(err, st.Close()); err != nil {
+		return fmt.Errorf("rekey: %w", err)
+	}
+	if err := auth.ResealGeneratedKey(*dir, cur.Sealer, next.Sealer); err != nil {
+		return fmt.Errorf("rekey: the state is re-encrypted, but not the TLS door's generated key (a new certificate and CA will be generated): %w", err)
+	}
+	_, err = fmt.Fprintf(out, "re-encrypted %s with %s; start the daemon with --encryption-key-file %s, then destroy the old key\n", db, newFile, newFile)
+	return err
+}
