@@ -97,6 +97,12 @@ type command func(ctx context.Context, args []string, out io.Writer) error
 
 // commands are the subcommands written as a command; newRootCommand adds
 // each under its name.
+// commandShorts are the one-line descriptions --help lists for commands.
+var commandShorts = map[string]string{
+	"keygen": "Write a new state key (32 random bytes) for --encryption-key-file",
+	"rekey":  "Re-encrypt a stopped daemon's state with a new key",
+}
+
 func commands() map[string]command {
 	return map[string]command{
 		"keygen": cmdKeygen,
@@ -107,7 +113,11 @@ func commands() map[string]command {
 // adaptCommand makes c a subcommand; its own flag set answers -h and
 // --help, which then exit 0.
 func adaptCommand(name string, c command) *cobra.Command {
-	return &cobra.Command{Use: name + " [args]", Short: "see " + name + " --help", DisableFlagParsing: true,
+	short, ok := commandShorts[name]
+	if !ok {
+		short = "see " + name + " --help"
+	}
+	return &cobra.Command{Use: name + " [args]", Short: short, DisableFlagParsing: true,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			err := c(cmd.Context(), args, cmd.OutOrStdout())
 			if errors.Is(err, pflag.ErrHelp) {
