@@ -157,7 +157,18 @@ func (s *Store) Resources(ctx context.Context) ([]string, error) {
 	if err := s.checkOpen(); err != nil {
 		return nil, fmt.Errorf("list resources: %w", err)
 	}
-	rows, err := s.reader.QueryContext(ctx, listResourcesSQL)
+	return listResources(ctx, s.reader, func(string) bool { return true })
+}
+
+// querier is what both a *sql.DB and a *sql.Tx query with.
+type querier interface {
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+}
+
+// listResources lists the resource keys with a sync state that keep
+// says to.
+func listResources(ctx context.Context, q querier, keep func(string) bool) ([]string, error) {
+	rows, err := q.QueryContext(ctx, listResourcesSQL)
 	if err != nil {
 		return nil, fmt.Errorf("list resources: %w", err)
 	}
@@ -168,7 +179,9 @@ func (s *Store) Resources(ctx context.Context) ([]string, error) {
 		if err := rows.Scan(&r); err != nil {
 			return nil, fmt.Errorf("list resources: %w", err)
 		}
-		out = append(out, r)
+		if keep(r) {
+			out = append(out, r)
+		}
 	}
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("list resources: %w", err)

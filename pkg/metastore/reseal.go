@@ -85,22 +85,7 @@ func (s *Store) resealTx(ctx context.Context, tx *sql.Tx, from, to Sealer) error
 // write it, Drop removes all three), so the small sync_state table names
 // them without a scan of the objects.
 func sealedResourcesTx(ctx context.Context, tx *sql.Tx, sg *Sealing) ([]string, error) {
-	rows, err := tx.QueryContext(ctx, listResourcesSQL)
-	if err != nil {
-		return nil, fmt.Errorf("list resources: %w", err)
-	}
-	defer rows.Close()
-	var out []string
-	for rows.Next() {
-		var r string
-		if err := rows.Scan(&r); err != nil {
-			return nil, fmt.Errorf("list resources: %w", err)
-		}
-		if sg.Resource != nil && sg.Resource(r) {
-			out = append(out, r)
-		}
-	}
-	return out, rows.Err()
+	return listResources(ctx, tx, func(r string) bool { return sg.Resource != nil && sg.Resource(r) })
 }
 
 // resealed is one row's new values, found before any is written.

@@ -7,7 +7,6 @@ import (
 	"database/sql"
 	"encoding/base64"
 	"encoding/hex"
-	"fmt"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -93,29 +92,7 @@ func TestAtRestStolenDiskHoldsNothing(t *testing.T) {
 	checkNoCredentials(t, "snapshot", filepath.Dir(snap), value)
 	checkNoCredentialRows(t, snap)
 
-	c.StopCloud()
-	if err := c.KubemarkProcess().Kill(); err != nil {
-		t.Fatalf("kill kubemark: %v", err)
-	}
-	c.KillEdge()
-	c.StartEdge()
-	c.StartKubemark()
-	_, err := eventually(ctx, kubeletStartTimeout, func() (string, error) {
-		log := c.KubemarkLog()
-		for _, want := range []string{
-			`MountVolume.SetUp succeeded for volume \"secret\"`,
-			`MountVolume.SetUp succeeded for volume \"kube-api-access-`,
-			`"Type":"ContainerStarted"`,
-		} {
-			if !strings.Contains(log, want) {
-				return "", fmt.Errorf("kubemark has not logged %s", want)
-			}
-		}
-		return "", nil
-	})
-	if err != nil {
-		t.Errorf("kubelet rebooted offline: %v\n%s", err, tail(c.KubemarkLog(), 40))
-	}
+	rebootOffline(t, c)
 	checkNotKilled(t, c, running)
 	checkNoCredentials(t, "data dir after the offline reboot", c.EdgeDataDir(), value)
 }

@@ -46,6 +46,18 @@ func TestNodeScopeKubeletRebootOffline(t *testing.T) {
 		return
 	}
 
+	rebootOffline(t, c)
+	checkNotKilled(t, c, running)
+	c.StartCloud()
+	waitPodRunning(t, c, ns, pod.Name)
+}
+
+// rebootOffline stops the cloud, reboots the edge node (apiserver-lite and
+// the hollow kubelet) and waits until the kubelet has mounted the pod's
+// secret and projected token and started its container again, from the
+// edge alone.
+func rebootOffline(t *testing.T, c *framework.Cluster) {
+	t.Helper()
 	c.StopCloud()
 	if err := c.KubemarkProcess().Kill(); err != nil {
 		t.Fatalf("kill kubemark: %v", err)
@@ -53,7 +65,7 @@ func TestNodeScopeKubeletRebootOffline(t *testing.T) {
 	c.KillEdge()
 	c.StartEdge()
 	c.StartKubemark()
-	_, err := eventually(ctx, kubeletStartTimeout, func() (string, error) {
+	_, err := eventually(t.Context(), kubeletStartTimeout, func() (string, error) {
 		log := c.KubemarkLog()
 		for _, want := range []string{
 			`MountVolume.SetUp succeeded for volume \"secret\"`,
@@ -69,7 +81,4 @@ func TestNodeScopeKubeletRebootOffline(t *testing.T) {
 	if err != nil {
 		t.Errorf("kubelet rebooted offline: %v\n%s", err, tail(c.KubemarkLog(), 40))
 	}
-	checkNotKilled(t, c, running)
-	c.StartCloud()
-	waitPodRunning(t, c, ns, pod.Name)
 }
