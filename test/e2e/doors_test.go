@@ -51,7 +51,9 @@ const (
 // path can be neither flooded nor forced offline.
 func TestDoorsAuthenticate(t *testing.T) {
 	const ns = "tenant"
-	c := framework.New(t, framework.Options{NodeCredentials: true, Namespaces: []string{ns}, OverloadGate: true})
+	pods := freeLoopbackAddress(t) // the pods' door, on the same chain
+	c := framework.New(t, framework.Options{NodeCredentials: true, Namespaces: []string{ns}, OverloadGate: true,
+		EdgeArgs: []string{"--secure-listen-address", pods}})
 	pod := createTenant(t, c, ns)
 	reader := podToken(t, c, ns, "reader", pod)
 	lister := listOnlyToken(t, c, ns)
@@ -94,7 +96,7 @@ func TestDoorsAuthenticate(t *testing.T) {
 	t.Run("held watches leave the lease update answered", func(t *testing.T) { checkHeldWatches(t, c, ns, reader) })
 	t.Run("forged token", func(t *testing.T) { checkForgedToken(t, c, ns, reader) })
 	t.Run("denials are never stored", func(t *testing.T) { checkDenialsNotStored(t, c, ns, reader) })
-	t.Run("long label selector", func(t *testing.T) { checkLongSelector(t, c, ns, reader) })
+	t.Run("long label selector", func(t *testing.T) { checkLongSelector(t, c, "https://"+pods, ns, reader) })
 	t.Run("review errors while online refuse", func(t *testing.T) {
 		c.KillEdge() // the review is then only in the store, not in memory
 		c.StartEdge()
@@ -329,9 +331,9 @@ func storedDecisions(t *testing.T, c *framework.Cluster) int {
 	return n
 }
 
-// checkLongSelector lists with a 100 KB label selector on both doors and
+// checkLongSelector lists with a 100 KB label selector on every door and
 // wants a Kubernetes answer.
-func checkLongSelector(t *testing.T, c *framework.Cluster, ns, token string) {
+func checkLongSelector(t *testing.T, c *framework.Cluster, podsDoor, ns, token string) {
 	var b strings.Builder
 	b.WriteString("app in (")
 	for i := 0; b.Len() < longSelectorBytes; i++ {
@@ -342,6 +344,9 @@ func checkLongSelector(t *testing.T, c *framework.Cluster, ns, token string) {
 	for door, call := range map[string]func() (int, string){
 		"kubelet's door, forwarded as the tenant": func() (int, string) {
 			return doorDo(t, doorClient(c), "GET", c.DoorURL+"/api/v1/namespaces/"+ns+"/configmaps"+query, token, nil)
+		},
+		"pods' door, forwarded as the tenant": func() (int, string) {
+			return doorDo(t, doorClient(c), "GET", podsDoor+"/api/v1/namespaces/"+ns+"/configmaps"+query, token, nil)
 		},
 		"insecure door, held services": func() (int, string) {
 			return doorDo(t, http.DefaultClient, "GET", c.EdgeURL+"/api/v1/namespaces/"+ns+"/services"+query, "", nil)
