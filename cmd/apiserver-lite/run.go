@@ -87,7 +87,8 @@ func run(ctx context.Context, args []string) error {
 // them down in order: stop accepting, end watches, stop and flush the sync
 // loops. The caller closes the store last.
 func serve(ctx context.Context, cfg config, res []cloudsync.Resource, store *metastore.Store, rec metastore.Recovery, log *slog.Logger) error {
-	cloud, err := cloudConfig(cfg.Kubeconfig)
+	conns := cloudsync.NewConns(nil)
+	cloud, err := cloudConfig(cfg.Kubeconfig, conns)
 	if err != nil {
 		return err
 	}
@@ -99,7 +100,7 @@ func serve(ctx context.Context, cfg config, res []cloudsync.Resource, store *met
 	if err != nil {
 		return err
 	}
-	link, err := newLink(cfg, cloud, log)
+	link, err := newLink(cfg, cloud, conns, log)
 	if err != nil {
 		return err
 	}
@@ -143,13 +144,13 @@ func serve(ctx context.Context, cfg config, res []cloudsync.Resource, store *met
 	return runUntilDone(ctx, daemonLoops{doors: doors, runs: runs, caches: caches, notify: n, exited: &o.syncExited}, log)
 }
 
-// newLink returns the cloud's one link prober.
-func newLink(cfg config, cloud *rest.Config, log *slog.Logger) (*cloudsync.Link, error) {
+// newLink returns the cloud's one link prober, listening to conns.
+func newLink(cfg config, cloud *rest.Config, conns *cloudsync.Conns, log *slog.Logger) (*cloudsync.Link, error) {
 	probe, err := cloudsync.NewProbe(cloud)
 	if err != nil {
 		return nil, err
 	}
-	return cloudsync.NewLink(cloudsync.LinkConfig{Probe: probe, WatchProgressTimeout: cfg.WatchProgressTimeout,
+	return cloudsync.NewLink(cloudsync.LinkConfig{Probe: probe, Conns: conns, WatchProgressTimeout: cfg.WatchProgressTimeout,
 		MaxConcurrentRelists: cfg.MaxConcurrentRelists, Logger: log}), nil
 }
 
@@ -240,13 +241,15 @@ func runUntilDone(ctx context.Context, d daemonLoops, log *slog.Logger) error {
 	return err
 }
 
-func cloudConfig(kubeconfig string) (*rest.Config, error) {
+// cloudConfig loads the cloud's client configuration; conns watches its
+// connections.
+func cloudConfig(kubeconfig string, conns *cloudsync.Conns) (*rest.Config, error) {
 	c, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
 	if err != nil {
 		return nil, fmt.Errorf("load kubeconfig: %w", err)
 	}
 	c.QPS, c.Burst, c.UserAgent = cloudQPS, cloudBurst, userAgent
-	cloudsync.ConfigureTransport(c)
+	cloudsync.ConfigureTransport(c, conns)
 	return c, nil
 }
 

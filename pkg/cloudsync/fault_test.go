@@ -101,7 +101,7 @@ func TestResumeWithinProbeIntervalAfterLongOutage(t *testing.T) {
 	// Only the prober's interval passes: the syncer must not wait out its
 	// own backoff once the prober has seen the link come back.
 	waitFor(t, "the prober to wait", clk.HasWaiters)
-	clk.Step(probeInterval)
+	clk.Step(downPause)
 	var fw *watch.FakeWatcher
 	select {
 	case fw = <-cloud.watches:
