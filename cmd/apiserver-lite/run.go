@@ -93,7 +93,8 @@ func serve(ctx context.Context, cfg config, res []cloudsync.Resource, store *met
 		return err
 	}
 	useRotatingCredentials(cloud, log)
-	if res, err = scopedResources(ctx, cfg, res, cloud, store, log); err != nil {
+	res, scopeChecker, err := scopedResources(ctx, cfg, res, cloud, store, log)
+	if err != nil {
 		return err
 	}
 	caches, err := prepareStore(ctx, cfg, res, store, log)
@@ -135,11 +136,15 @@ func serve(ctx context.Context, cfg config, res []cloudsync.Resource, store *met
 		return errors.Join(fmt.Errorf("systemd watchdog: %w", err), doors.close())
 	}
 	log.Info("serving", "node", cfg.NodeName, "resources", len(res))
-	runs := append(syncRunners(syncers), version.Run, link.Run, storedPruner(store, o.clock, cfg.OfflineAuthzGrace, log))
-	for _, r := range []func(context.Context) error{demand, tokenForgetter(res, caches, store, log)} {
+	gate := newScopeGate(scopeChecker, log)
+	runs := []func(context.Context) error{gate.run, version.Run, link.Run, storedPruner(store, o.clock, cfg.OfflineAuthzGrace, log)}
+	for _, r := range append(syncRunners(syncers), demand) {
 		if r != nil {
-			runs = append(runs, r)
+			runs = append(runs, gate.hold(r))
 		}
+	}
+	if r := tokenForgetter(res, caches, store, log); r != nil {
+		runs = append(runs, r)
 	}
 	return runUntilDone(ctx, daemonLoops{doors: doors, runs: runs, caches: caches, notify: n, exited: &o.syncExited}, log)
 }

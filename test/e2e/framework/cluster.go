@@ -47,6 +47,9 @@ type Options struct {
 	// EdgeArgs are extra apiserver-lite flags, appended after the
 	// framework's own.
 	EdgeArgs []string
+	// AuditLog makes kube-apiserver log every request, read back with
+	// CloudRequests.
+	AuditLog bool
 }
 
 // Cluster is one cloud control plane and one apiserver-lite edge node, all
