@@ -133,7 +133,9 @@ func TestResolveScopeDoesNotWaitForCloud(t *testing.T) {
 				t.Fatalf("got %q, check %v, %v, want %q with a check", got, check != nil, err, tc.want)
 			}
 			done := make(chan error, 1)
-			go func() { done <- check(ctx, func() { t.Errorf("unconfirmed: called, want the cloud's answer awaited") }) }()
+			go func() {
+				done <- check(ctx, func() { t.Errorf("unconfirmed: called, want the cloud's answer awaited") })
+			}()
 			select {
 			case err := <-done:
 				t.Fatalf("check: got %v before the cloud answered, want it waiting", err)
