@@ -11,11 +11,11 @@ import (
 	"time"
 )
 
-// auditPolicy records every request once, when its response is complete,
-// without bodies.
+// auditPolicy records every request without bodies: when its response is
+// complete, and a watch also when it starts.
 const auditPolicy = `apiVersion: audit.k8s.io/v1
 kind: Policy
-omitStages: ["RequestReceived", "ResponseStarted"]
+omitStages: ["RequestReceived"]
 rules:
 - level: Metadata
 `
@@ -25,6 +25,7 @@ const auditLineMax = 1 << 20
 
 // AuditEvent is one request kube-apiserver audited.
 type AuditEvent struct {
+	Stage      string `json:"stage"`
 	Verb       string `json:"verb"`
 	RequestURI string `json:"requestURI"`
 	User       struct {
@@ -70,9 +71,11 @@ func (c *Cluster) EdgeUser() string {
 	return fmt.Sprintf(edgeUserFmt, c.NodeName)
 }
 
-// CloudRequests returns the requests of user that kube-apiserver received
-// at or after since, from its audit log. It needs Options.AuditLog.
-func (c *Cluster) CloudRequests(user string, since time.Time) []AuditEvent {
+// CloudRequests returns the requests of the users user accepts that
+// kube-apiserver received in [since, until), from its audit log, each
+// once: a watch when it started, any other request when it completed. It
+// needs Options.AuditLog.
+func (c *Cluster) CloudRequests(user func(string) bool, since, until time.Time) []AuditEvent {
 	c.t.Helper()
 	if !c.opts.AuditLog {
 		c.t.Fatalf("cloud requests: Options.AuditLog is not set")
@@ -90,7 +93,11 @@ func (c *Cluster) CloudRequests(user string, since time.Time) []AuditEvent {
 		if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
 			c.t.Fatalf("audit log line: %v", err)
 		}
-		if e.User.Username == user && !e.RequestReceived.Before(since) {
+		once := "ResponseComplete"
+		if e.Verb == "watch" {
+			once = "ResponseStarted"
+		}
+		if e.Stage == once && user(e.User.Username) && !e.RequestReceived.Before(since) && e.RequestReceived.Before(until) {
 			out = append(out, e)
 		}
 	}

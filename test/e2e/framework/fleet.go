@@ -1,0 +1,83 @@
+//go:build e2e
+
+package framework
+
+import (
+	"fmt"
+	"net/http"
+	"path/filepath"
+	"time"
+
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+)
+
+// Node is one more edge node of a fleet sharing the cluster's cloud: its
+// own node identity (CN=system:node:<Name>, O=system:nodes) and its own
+// apiserver-lite, which talks to the cloud directly as the cluster's edge
+// does.
+type Node struct {
+	c    *Cluster
+	Name string
+	// URL is the local API of its apiserver-lite.
+	URL string
+	// CloudConfig authenticates to the cloud as the node itself, for a
+	// client that reads as its kubelet would without apiserver-lite.
+	CloudConfig *rest.Config
+	proc        *Process
+}
+
+// AddNode issues node name's credentials and prepares its apiserver-lite,
+// with its own data dir and port, without starting it.
+func (c *Cluster) AddNode(name string) *Node {
+	c.t.Helper()
+	kp, err := c.pki.ca.issueClient(fmt.Sprintf(nodeUserFmt, name), nodeGroup)
+	if err != nil {
+		c.t.Fatalf("node %s credentials: %v", name, err)
+	}
+	kubeconfig := filepath.Join(c.Dir, "node-"+name+".kubeconfig")
+	if err := writeKubeconfig(kubeconfig, c.CloudURL, c.pki.CAPEM, &kp); err != nil {
+		c.t.Fatalf("%v", err)
+	}
+	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	if err != nil {
+		c.t.Fatalf("load node %s kubeconfig: %v", name, err)
+	}
+	port := c.mustFreePort()
+	n := &Node{c: c, Name: name, URL: "http://" + loopback(port), CloudConfig: cfg}
+	n.proc = c.newProcess("apiserver-lite-"+name, c.Bins.APIServerLite,
+		"--kubeconfig", kubeconfig,
+		"--data-dir", filepath.Join(c.Dir, "data-"+name),
+		"--listen-address", loopback(port),
+		"--node-name", name,
+		"--log-level", "warn",
+	)
+	return n
+}
+
+// Start starts the node's apiserver-lite (again after Kill) without
+// waiting for it; see WaitReady.
+func (n *Node) Start() {
+	n.c.t.Helper()
+	n.c.startProcess(n.proc)
+}
+
+// WaitReady waits until the node's apiserver-lite answers /readyz.
+func (n *Node) WaitReady(timeout time.Duration) error {
+	return waitFor(n.c.t.Context(), n.proc, "apiserver-lite "+n.Name+" /readyz", timeout,
+		httpOK(&http.Client{}, n.URL+"/readyz"))
+}
+
+// Kill sends SIGKILL to the node's apiserver-lite.
+func (n *Node) Kill() {
+	n.c.t.Helper()
+	if err := n.proc.Kill(); err != nil {
+		n.c.t.Fatalf("kill %s: %v", n.Name, err)
+	}
+}
+
+// Process is the node's apiserver-lite process.
+func (n *Node) Process() *Process { return n.proc }
+
+// LocalConfig is a client config for the node's local API.
+func (n *Node) LocalConfig() *rest.Config { return &rest.Config{Host: n.URL} }
