@@ -2,6 +2,7 @@ package cloudsync
 
 import (
 	"context"
+	"errors"
 	"net"
 	"net/http"
 	"sync"
@@ -30,8 +31,11 @@ type Connections interface {
 // Conns watches the connections of the cloud transports it wraps. Every
 // byte read counts, HTTP/2 PING answers included, so a healthy connection
 // is heard at least every http2ReadIdleTimeout even when no watch event
-// arrives; one that fails its PING is closed by the HTTP/2 client, which
-// Closed reports. Safe for concurrent use.
+// arrives. Closed reports a connection lost: one the cloud or the network
+// ended (a read failed), or one closed after being silent for
+// http2ReadIdleTimeout, as the HTTP/2 client closes one that failed its
+// PING; not a healthy one the client closed because it was idle. Safe for
+// concurrent use.
 type Conns struct {
 	clock   clock.PassiveClock              // immutable
 	tracker *connrotation.ConnectionTracker // immutable
@@ -90,13 +94,18 @@ func (c *Conns) wrapLocked(t *http.Transport) {
 		if err != nil {
 			return nil, err
 		}
-		c.heard()
-		return c.tracker.Track(&watchedConn{Conn: conn, conns: c}), nil
+		w := &watchedConn{Conn: conn, conns: c}
+		w.lastRead.Store(c.heard())
+		return c.tracker.Track(w), nil
 	}
 }
 
-// heard records a read now.
-func (c *Conns) heard() { c.lastRead.Store(c.clock.Now().UnixNano()) }
+// heard records a read now, and returns now in Unix nanoseconds.
+func (c *Conns) heard() int64 {
+	now := c.clock.Now().UnixNano()
+	c.lastRead.Store(now)
+	return now
+}
 
 // closedOne reports a closed connection without blocking.
 func (c *Conns) closedOne() {
@@ -106,22 +115,34 @@ func (c *Conns) closedOne() {
 	}
 }
 
-// watchedConn reports its reads and its close to conns.
+// watchedConn reports its reads and its loss to conns.
 type watchedConn struct {
 	net.Conn
-	conns     *Conns
+	conns *Conns
+	// lastRead is the Unix nanoseconds of this connection's last read.
+	lastRead atomic.Int64
+	// failed is set once a read failed other than by Close.
+	failed    atomic.Bool
 	closeOnce sync.Once
 }
 
 func (w *watchedConn) Read(p []byte) (int, error) {
 	n, err := w.Conn.Read(p)
 	if n > 0 {
-		w.conns.heard()
+		w.lastRead.Store(w.conns.heard())
+	}
+	if err != nil && !errors.Is(err, net.ErrClosed) {
+		w.failed.Store(true)
 	}
 	return n, err
 }
 
 func (w *watchedConn) Close() error {
-	w.closeOnce.Do(w.conns.closedOne)
+	w.closeOnce.Do(func() {
+		silent := w.conns.clock.Now().UnixNano() - w.lastRead.Load()
+		if w.failed.Load() || time.Duration(silent) >= http2ReadIdleTimeout {
+			w.conns.closedOne()
+		}
+	})
 	return w.Conn.Close()
 }
