@@ -120,8 +120,8 @@ func (l *Link) Connected() bool {
 
 // Run probes the cloud until ctx ends, and returns nil then: at once,
 // then while the link is up only when its connections fall silent or one
-// closes, and while it is down every probeInterval; never sooner than the
-// Retry-After of an overloaded cloud.
+// is lost (see Conns), and while it is down every probeInterval plus
+// jitter; never sooner than the Retry-After of an overloaded cloud.
 func (l *Link) Run(ctx context.Context) error {
 	for ctx.Err() == nil {
 		retryAfter := l.probe(ctx)
@@ -135,7 +135,7 @@ func (l *Link) Run(ctx context.Context) error {
 }
 
 // waitSilent returns once the link should be probed again: when a cloud
-// connection closed, or when none was heard for the watch progress
+// connection was lost, or when none was heard for the watch progress
 // timeout, but not before minWait, or when ctx ends.
 func (l *Link) waitSilent(ctx context.Context, minWait time.Duration) {
 	notBefore := l.cfg.Clock.Now().Add(minWait)
