@@ -58,7 +58,7 @@ type LinkConfig struct {
 
 // Link decides whether the cloud is reachable. While it is up, the
 // cloud's connections are the liveness signal: their HTTP/2 PINGs, watch
-// events and bookmarks; it is probed only when one of them closes or all
+// events and bookmarks; it is probed only when one of them is lost or all
 // have been silent for the watch progress timeout. While it is down, it is
 // probed every probeInterval until it answers. A failed probe closes every
 // connection, so the next request dials anew instead of waiting on a
