@@ -6,6 +6,9 @@
 #   make bench       side-by-side benchmark against kube-apiserver, written to
 #                    docs/benchmarks.md (BENCH_SCALE=10: 70,000 objects, written
 #                    to docs/benchmarks-scale10.md)
+#   make bench-fleet N apiserver-lite nodes against one kube-apiserver beside
+#                    their kubelet read set made directly (BENCH_FLEET_NODES,
+#                    default 100), written to docs/benchmarks-fleet.md
 #   make bench-micro Go microbenchmarks of ./pkg/..., written to docs/benchmarks.txt
 #   make fuzz        a short run of every fuzz target
 #   make upstream-e2e Kubernetes' own api-machinery e2e specs through
@@ -31,6 +34,9 @@ E2E_TIMEOUT ?= 40m
 BENCH_SCALE ?= 1
 BENCH_ROUNDS ?= 3
 BENCH_TIMEOUT ?= 90m
+BENCH_FLEET_NODES ?= 100
+BENCH_FLEET_PODS ?= 30
+BENCH_FLEET_REPORT ?= docs/benchmarks-fleet.md
 # The default data set's report is docs/benchmarks.md; another scale's goes
 # beside it, so one run does not overwrite the other.
 BENCH_REPORT ?= docs/$(if $(filter 1,$(BENCH_SCALE)),benchmarks,benchmarks-scale$(BENCH_SCALE)).md
@@ -38,7 +44,7 @@ BENCH_REPORT ?= docs/$(if $(filter 1,$(BENCH_SCALE)),benchmarks,benchmarks-scale
 # cgo is required by github.com/mattn/go-sqlite3.
 export CGO_ENABLED := 1
 
-.PHONY: all build lint test test-unit test-e2e tools upstream-tools upstream-e2e bench bench-micro fuzz demo run install clean
+.PHONY: all build lint test test-unit test-e2e tools upstream-tools upstream-e2e bench bench-fleet bench-micro fuzz demo run install clean
 
 all: build
 
@@ -67,8 +73,8 @@ test-unit: lint
 	$(GO) test -race -count=1 ./...
 
 # The end-to-end suite, the differential conformance suite and the benchmark
-# harness's smoke run (TestBenchSmoke; TestBench itself skips without
-# BENCH_REPORT) run against a real etcd, kube-apiserver, kubectl and hollow
+# harness's smoke runs (TestBenchSmoke, TestBenchFleetSmoke; TestBench and
+# TestBenchFleet themselves skip without BENCH_REPORT, BENCH_FLEET_REPORT) run against a real etcd, kube-apiserver, kubectl and hollow
 # kubelet built from Go modules (cached after the first build).
 tools:
 	@test/tools/build.sh >/dev/null
@@ -89,6 +95,18 @@ bench: build tools
 	BENCH_REPORT=$(abspath $(BENCH_REPORT)) \
 	BENCH_SCALE=$(BENCH_SCALE) BENCH_ROUNDS=$(BENCH_ROUNDS) \
 	$(GO) test -tags e2e -count=1 -timeout $(BENCH_TIMEOUT) -run '^TestBench$$' -v ./test/bench/
+
+# The fleet benchmark: BENCH_FLEET_NODES nodes with BENCH_FLEET_PODS pods
+# each, every node's apiserver-lite against one cloud, then the same nodes'
+# kubelet read set made directly; the cloud's cost of each, a cloud restart
+# and a restart of every node. Its smoke run (3 nodes, TestBenchFleetSmoke)
+# is part of make test.
+bench-fleet: build tools
+	APISERVER_LITE_BIN=$(abspath $(BINARY)) \
+	APISERVER_LITE_TOOLS_BIN=$$(test/tools/build.sh) \
+	BENCH_FLEET_REPORT=$(abspath $(BENCH_FLEET_REPORT)) \
+	BENCH_FLEET_NODES=$(BENCH_FLEET_NODES) BENCH_FLEET_PODS=$(BENCH_FLEET_PODS) \
+	$(GO) test -tags e2e -count=1 -timeout $(BENCH_TIMEOUT) -run '^TestBenchFleet$$' -v ./test/bench/
 
 # Kubernetes' own e2e.test (k8s.io/kubernetes test/e2e, cached with the other
 # tools) runs its api-machinery specs (Watchers, Table transformation,

@@ -41,8 +41,9 @@ type config struct {
 	MaxStaleness   time.Duration    `mapstructure:"max-staleness"`
 	Resources      []resourceConfig `mapstructure:"resources"`
 
-	// WatchProgressTimeout is how long the cloud link may fail its probes
-	// before every cloud watch is re-established.
+	// WatchProgressTimeout is how long the cloud's connections may be
+	// silent before the link is probed, and how long the link may fail its
+	// probes before every cloud watch is re-established.
 	WatchProgressTimeout time.Duration `mapstructure:"watch-progress-timeout"`
 	// MaxConcurrentRelists bounds the full cloud LISTs in flight.
 	MaxConcurrentRelists int `mapstructure:"max-concurrent-relists"`
@@ -117,7 +118,7 @@ func newFlagSet() *pflag.FlagSet {
 	fs.Int("watch-cache-size", versioncache.DefaultCapacity, "events kept per resource for watches")
 	fs.String("log-level", defaultLogLevel, "debug, info, warn or error")
 	fs.Duration("watch-progress-timeout", cloudsync.DefaultWatchProgressTimeout,
-		"how long the cloud link may fail its probes before every cloud watch is re-established")
+		"how long the cloud connections may be silent before the link is probed, and the link may fail its probes before every cloud watch is re-established")
 	fs.Int("max-concurrent-relists", cloudsync.DefaultMaxConcurrentRelists, "full cloud LISTs in flight at once")
 	fs.String("memory-limit", "", "Go soft memory limit, e.g. 900Mi; set it a little below the unit's MemoryMax=")
 	fs.Int("gc-percent", 0, fmt.Sprintf("Go GC percent as GOGC (-1: off); 0: GOGC when set, else %d", defaultGCPercent))

@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/apiserver-lite/apiserver-lite/pkg/cloudsync"
 	"k8s.io/client-go/rest"
 )
 
@@ -77,7 +78,7 @@ func TestCloudCredentialsReloadedFromFiles(t *testing.T) {
 	if err := os.WriteFile(kc, []byte(kubeconfig), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := cloudConfig(kc)
+	cfg, err := cloudConfig(kc, cloudsync.NewConns(nil))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -37,22 +37,23 @@ func nodeScopeResources(node string) []cloudsync.Resource {
 	}
 }
 
-// scopedResources returns the scope and the configured resources in
-// cluster scope, or node scope's set.
-func scopedResources(ctx context.Context, cfg config, configured []cloudsync.Resource, cloud *rest.Config, store *metastore.Store, log *slog.Logger) (string, []cloudsync.Resource, error) {
+// scopedResources returns the scope, the configured resources in cluster
+// scope or node scope's set, and the background check of a scope taken
+// without the cloud (nil if none).
+func scopedResources(ctx context.Context, cfg config, configured []cloudsync.Resource, cloud *rest.Config, store *metastore.Store, log *slog.Logger) (string, []cloudsync.Resource, scopeCheck, error) {
 	ask, err := selfReview(cloud)
 	if err != nil {
-		return "", nil, err
+		return "", nil, nil, err
 	}
-	scope, err := resolveScope(ctx, cfg.SyncScope, cfg.NodeName, ask, store, log)
+	scope, check, err := resolveScope(ctx, cfg.SyncScope, cfg.NodeName, ask, store, log)
 	if err != nil {
-		return "", nil, fmt.Errorf("sync scope: %w", err)
+		return "", nil, nil, fmt.Errorf("sync scope: %w", err)
 	}
 	log.Info("sync scope", "scope", scope, "configured", cfg.SyncScope)
 	if scope == scopeCluster {
-		return scope, configured, nil
+		return scope, configured, check, nil
 	}
-	return scope, nodeScopeResources(cfg.NodeName), nil
+	return scope, nodeScopeResources(cfg.NodeName), check, nil
 }
 
 // newDemand returns the runner holding the OnDemand resources of res, or

@@ -86,12 +86,13 @@ func runDaemon(ctx context.Context, cfg config) error {
 // them down in order: stop accepting, end watches, stop and flush the sync
 // loops. The caller closes the store last.
 func serve(ctx context.Context, cfg config, res []cloudsync.Resource, store *metastore.Store, st storeState, log *slog.Logger) error {
-	cloud, err := cloudConfig(cfg.Kubeconfig)
+	conns := cloudsync.NewConns(nil)
+	cloud, err := cloudConfig(cfg.Kubeconfig, conns)
 	if err != nil {
 		return err
 	}
 	useRotatingCredentials(cloud, log)
-	scope, res, err := scopedResources(ctx, cfg, res, cloud, store, log)
+	scope, res, scopeChecker, err := scopedResources(ctx, cfg, res, cloud, store, log)
 	if err != nil {
 		return err
 	}
@@ -99,7 +100,7 @@ func serve(ctx context.Context, cfg config, res []cloudsync.Resource, store *met
 	if err != nil {
 		return err
 	}
-	link, err := newLink(cfg, cloud, log)
+	link, err := newLink(cfg, cloud, conns, log)
 	if err != nil {
 		return err
 	}
@@ -139,11 +140,15 @@ func serve(ctx context.Context, cfg config, res []cloudsync.Resource, store *met
 		return errors.Join(fmt.Errorf("systemd watchdog: %w", err), doors.close())
 	}
 	log.Info("serving", "node", cfg.NodeName, "resources", len(res))
-	runs := append(syncRunners(syncers), version.Run, link.Run, storedPruner(store, tokens, o.clock, cfg.OfflineAuthzGrace, log))
-	for _, r := range []func(context.Context) error{demand, tokenForgetter(res, caches, tokens, log)} {
+	gate := newScopeGate(scopeChecker, log)
+	runs := []func(context.Context) error{gate.run, version.Run, link.Run, storedPruner(store, tokens, o.clock, cfg.OfflineAuthzGrace, log)}
+	for _, r := range append(syncRunners(syncers), demand) {
 		if r != nil {
-			runs = append(runs, r)
+			runs = append(runs, gate.hold(r))
 		}
+	}
+	if r := tokenForgetter(res, caches, tokens, log); r != nil {
+		runs = append(runs, r)
 	}
 	return runUntilDone(ctx, daemonLoops{doors: doors, runs: runs, caches: caches, notify: n, exited: &o.syncExited}, log)
 }
@@ -156,13 +161,13 @@ type storeState struct {
 	sealer metastore.Sealer
 }
 
-// newLink returns the cloud's one link prober.
-func newLink(cfg config, cloud *rest.Config, log *slog.Logger) (*cloudsync.Link, error) {
+// newLink returns the cloud's one link prober, listening to conns.
+func newLink(cfg config, cloud *rest.Config, conns *cloudsync.Conns, log *slog.Logger) (*cloudsync.Link, error) {
 	probe, err := cloudsync.NewProbe(cloud)
 	if err != nil {
 		return nil, err
 	}
-	return cloudsync.NewLink(cloudsync.LinkConfig{Probe: probe, WatchProgressTimeout: cfg.WatchProgressTimeout,
+	return cloudsync.NewLink(cloudsync.LinkConfig{Probe: probe, Conns: conns, WatchProgressTimeout: cfg.WatchProgressTimeout,
 		MaxConcurrentRelists: cfg.MaxConcurrentRelists, Logger: log}), nil
 }
 
@@ -253,13 +258,15 @@ func runUntilDone(ctx context.Context, d daemonLoops, log *slog.Logger) error {
 	return err
 }
 
-func cloudConfig(kubeconfig string) (*rest.Config, error) {
+// cloudConfig loads the cloud's client configuration; conns watches its
+// connections.
+func cloudConfig(kubeconfig string, conns *cloudsync.Conns) (*rest.Config, error) {
 	c, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
 	if err != nil {
 		return nil, fmt.Errorf("load kubeconfig: %w", err)
 	}
 	c.QPS, c.Burst, c.UserAgent = cloudQPS, cloudBurst, userAgent
-	cloudsync.ConfigureTransport(c)
+	cloudsync.ConfigureTransport(c, conns)
 	return c, nil
 }
 

@@ -39,12 +39,11 @@ const (
 // then falls back to the stored choice.
 const selfReviewTimeout = 10 * time.Second
 
-// startupPatience bounds the wait for the cloud's answer when startup can
-// go on without it: in node scope, and in auto scope with an earlier
-// choice stored. A cloud that accepts connections but does not answer (an
-// overloaded API server, a half-open link) would otherwise keep the local
-// API closed for selfReviewTimeout at every restart; the stored choice is
-// the cloud's own earlier answer.
+// startupPatience bounds the wait of the sync loops for the cloud's first
+// answer on the scope startup took without it. A cloud that accepts
+// connections but does not answer (an overloaded API server, a half-open
+// link) would otherwise hold them for selfReviewTimeout; past it they sync
+// unconfirmed, as offline, while the check goes on.
 const startupPatience = time.Second
 
 // errWrongNode is returned when the credentials belong to another node.
@@ -53,6 +52,12 @@ var errWrongNode = errors.New("credentials are another node's")
 // errNotNode is returned by auto for credentials that are not a node's:
 // holding the cluster-wide resources list on them is an explicit choice.
 var errNotNode = errors.New("sync-scope auto runs node scope only, and the credentials are not a node's")
+
+// notNode explains errNotNode for the identity who.
+func notNode(who string) error {
+	return fmt.Errorf("%w (%s): to hold the configured resources list with these credentials, "+
+		"set --sync-scope=cluster explicitly; for a node, use its own kubelet credentials", errNotNode, who)
+}
 
 // scopeBackoff spaces SelfSubjectReview retries while the cloud is
 // unreachable and no earlier choice is stored: there is nothing to serve
@@ -92,71 +97,117 @@ func scopeOf(u authenticationv1.UserInfo, nodeName string) (string, error) {
 	return scopeNode, nil
 }
 
-// resolveScope returns the scope to run in. For auto it asks the cloud
-// and stores the answer; while the cloud is unreachable it uses the stored
-// answer, or cluster for a store an earlier version filled, and otherwise
-// waits for the cloud. node also checks, when the cloud answers, that the
-// credentials are not another node's.
-func resolveScope(ctx context.Context, configured, nodeName string, ask whoAmI, store *metastore.Store, log *slog.Logger) (string, error) {
+// scopeCheck confirms with the cloud a scope startup took without asking
+// it: it returns nil once confirmed, an error if the cloud contradicts it,
+// or ctx.Err(). It calls unconfirmed, once, if the cloud did not answer
+// within startupPatience.
+type scopeCheck func(ctx context.Context, unconfirmed func()) error
+
+// resolveScope returns the scope to run in. Serving never waits for the
+// cloud when startup can go on without it: in node scope, and in auto
+// scope with an earlier choice stored (the cloud's own earlier answer, or
+// cluster for a store an earlier version filled), the scope is returned
+// at once with a check that asks the cloud, which the sync loops wait for
+// (see scopeGate). Otherwise
+// auto asks the cloud, storing the answer, and waits for it while it is
+// unreachable.
+func resolveScope(ctx context.Context, configured, nodeName string, ask whoAmI, store *metastore.Store, log *slog.Logger) (string, scopeCheck, error) {
 	if configured == scopeCluster {
-		return scopeCluster, nil
+		return scopeCluster, nil, nil
+	}
+	if configured == scopeNode {
+		return scopeNode, checkScope(configured, scopeNode, nodeName, ask, store, log), nil
+	}
+	if scope, ok, err := storedScope(ctx, store); err != nil || ok {
+		if err == nil && scope != scopeNode {
+			return "", nil, notNode("the stored " + scope + " scope")
+		}
+		return scope, checkScope(configured, scope, nodeName, ask, store, log), err
 	}
 	delay := scopeBackoff
 	for {
-		u, err := askPatiently(ctx, configured, ask, store)
+		u, err := ask(ctx)
 		if err == nil {
 			scope, err := scopeOf(u, nodeName)
-			if err != nil || configured == scopeNode {
-				return scopeNode, err
+			if err != nil {
+				return "", nil, err
 			}
 			if scope != scopeNode {
-				return "", notNode(u.Username)
+				return "", nil, notNode(u.Username)
 			}
 			log.Info("sync scope chosen", "scope", scope, "user", u.Username)
-			return scope, store.PutMeta(ctx, scopeMetaKey, []byte(scope))
-		}
-		if configured == scopeNode {
-			return scopeNode, nil
-		}
-		if scope, ok, serr := storedScope(ctx, store); serr != nil || ok {
-			if serr == nil && scope != scopeNode {
-				return "", notNode("(stored) " + scope + " scope")
-			}
-			log.Info("cloud unreachable, using the stored sync scope", "scope", scope, "err", err)
-			return scope, serr
+			return scope, nil, store.PutMeta(ctx, scopeMetaKey, []byte(scope))
 		}
 		if apierrors.IsForbidden(err) || apierrors.IsUnauthorized(err) {
-			return "", fmt.Errorf("choose sync scope: %w", err)
+			return "", nil, fmt.Errorf("choose sync scope: %w", err)
 		}
 		log.Warn("cloud unreachable and no sync scope stored, retrying", "err", err)
-		select {
-		case <-ctx.Done():
-			return "", ctx.Err()
-		case <-time.After(delay.Step()):
+		if err := sleepCtx(ctx, delay.Step()); err != nil {
+			return "", nil, err
 		}
 	}
 }
 
-// notNode explains errNotNode for the identity who.
-func notNode(who string) error {
-	return fmt.Errorf("%w (%s): to hold the configured resources list with these credentials, "+
-		"set --sync-scope=cluster explicitly; for a node, use its own kubelet credentials", errNotNode, who)
+// checkScope returns the check of scope, taken at startup without the
+// cloud: it asks the cloud until it answers, then fails if the
+// credentials are another node's or, in auto scope, not a node's. A cloud that refuses to
+// answer confirms nothing but is not asked again.
+func checkScope(configured, scope, nodeName string, ask whoAmI, store *metastore.Store, log *slog.Logger) scopeCheck {
+	return func(ctx context.Context, unconfirmed func()) error {
+		delay := scopeBackoff
+		for first := true; ; first = false {
+			u, err := askWithin(ctx, ask, first)
+			if err == nil {
+				return confirmScope(configured, scope, nodeName, u)
+			}
+			if apierrors.IsForbidden(err) || apierrors.IsUnauthorized(err) {
+				log.Warn("the cloud refuses to confirm the sync scope", "scope", scope, "err", err)
+				return nil
+			}
+			if first {
+				log.Info("cloud did not confirm the sync scope yet, syncing in the stored one", "scope", scope, "err", err)
+				unconfirmed()
+			}
+			if err := sleepCtx(ctx, delay.Step()); err != nil {
+				return err
+			}
+		}
+	}
 }
 
-// askPatiently asks the cloud, within startupPatience when startup can go
-// on without an answer.
-func askPatiently(ctx context.Context, configured string, ask whoAmI, store *metastore.Store) (authenticationv1.UserInfo, error) {
-	patient := configured == scopeNode
-	if !patient {
-		_, stored, err := storedScope(ctx, store)
-		patient = err == nil && stored
-	}
-	if patient {
+// askWithin asks the cloud, within startupPatience the first time.
+func askWithin(ctx context.Context, ask whoAmI, first bool) (authenticationv1.UserInfo, error) {
+	if first {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, startupPatience)
 		defer cancel()
 	}
 	return ask(ctx)
+}
+
+// confirmScope checks the cloud's answer u against scope: another node's
+// credentials, or in auto scope credentials that are not a node's, fail.
+func confirmScope(configured, scope, nodeName string, u authenticationv1.UserInfo) error {
+	answer, err := scopeOf(u, nodeName)
+	if err != nil {
+		return err
+	}
+	if configured == scopeAuto && answer != scope {
+		return notNode(u.Username)
+	}
+	return nil
+}
+
+// sleepCtx waits d, or returns ctx.Err() when ctx ends first.
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
 }
 
 // storedScope returns the scope stored by an earlier run. A store filled by

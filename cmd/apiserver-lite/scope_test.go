@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"io"
 	"log/slog"
 	"path/filepath"
 	"strings"
@@ -50,24 +49,29 @@ func TestResolveScopeStoredForOffline(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer store.Close()
-	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	online := func(context.Context) (authenticationv1.UserInfo, error) {
-		return authenticationv1.UserInfo{Username: "system:node:n1", Groups: []string{"system:nodes"}}, nil
-	}
+	log := slog.New(slog.DiscardHandler)
 	offline := func(context.Context) (authenticationv1.UserInfo, error) {
 		return authenticationv1.UserInfo{}, errors.New("connection refused")
 	}
-	if got, err := resolveScope(ctx, scopeAuto, "n1", online, store, log); err != nil || got != scopeNode {
-		t.Fatalf("online: got %q, %v, want %q", got, err, scopeNode)
+	if got, check, err := resolveScope(ctx, scopeAuto, "n1", nodeAnswers("n1"), store, log); err != nil || got != scopeNode || check != nil {
+		t.Fatalf("online: got %q, check %v, %v, want %q without a check", got, check != nil, err, scopeNode)
 	}
-	if got, err := resolveScope(ctx, scopeAuto, "n1", offline, store, log); err != nil || got != scopeNode {
+	if got, _, err := resolveScope(ctx, scopeAuto, "n1", offline, store, log); err != nil || got != scopeNode {
 		t.Errorf("offline restart: got %q, %v, want the stored %q", got, err, scopeNode)
 	}
-	if got, err := resolveScope(ctx, scopeCluster, "n1", online, store, log); err != nil || got != scopeCluster {
-		t.Errorf("configured cluster: got %q, %v, want %q", got, err, scopeCluster)
+	if got, check, err := resolveScope(ctx, scopeCluster, "n1", nodeAnswers("n1"), store, log); err != nil || got != scopeCluster || check != nil {
+		t.Errorf("configured cluster: got %q, check %v, %v, want %q without a check", got, check != nil, err, scopeCluster)
 	}
-	if _, err := resolveScope(ctx, scopeNode, "n2", online, store, log); !errors.Is(err, errWrongNode) {
-		t.Errorf("node scope with n1's credentials as n2: got %v, want errWrongNode", err)
+}
+
+// nodeAnswers answers a SelfSubjectReview as node's credentials, or for
+// node "" as an admin's.
+func nodeAnswers(node string) whoAmI {
+	return func(context.Context) (authenticationv1.UserInfo, error) {
+		if node == "" {
+			return authenticationv1.UserInfo{Username: "admin", Groups: []string{"system:masters"}}, nil
+		}
+		return authenticationv1.UserInfo{Username: "system:node:" + node, Groups: []string{"system:nodes"}}, nil
 	}
 }
 
@@ -102,7 +106,7 @@ func TestResolveScopeAutoRefusesNonNode(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			got, err := resolveScope(ctx, scopeAuto, "n1", tc.ask, store, log)
+			got, _, err := resolveScope(ctx, scopeAuto, "n1", tc.ask, store, log)
 			if !errors.Is(err, errNotNode) || !strings.Contains(err.Error(), "--sync-scope=cluster") {
 				t.Fatalf("got %q, %v; want errNotNode naming --sync-scope=cluster", got, err)
 			}
@@ -126,24 +130,28 @@ func TestResolveScopeWaitsForCloud(t *testing.T) {
 		}
 		return authenticationv1.UserInfo{}, errors.New("connection refused")
 	}
-	_, err = resolveScope(ctx, scopeAuto, "n1", ask, store, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	_, _, err = resolveScope(ctx, scopeAuto, "n1", ask, store, slog.New(slog.DiscardHandler))
 	if !errors.Is(err, context.Canceled) || calls != 2 {
 		t.Errorf("got %v after %d calls, want context.Canceled after 2", err, calls)
 	}
 }
 
-// The cloud's answer is awaited within startupPatience only when startup
-// can go on without it.
-func TestResolveScopePatience(t *testing.T) {
+// A restart that can go on without the cloud does not wait for it: the
+// scope comes at once, and its check asks the cloud afterwards.
+func TestResolveScopeDoesNotWaitForCloud(t *testing.T) {
 	for _, tc := range []struct {
-		name         string
-		configured   string
-		stored       bool
-		wantDeadline bool
+		name       string
+		configured string
+		stored     string // "" for nothing stored
+		node       string // the node the credentials belong to
+		want       string
+		wantErr    error // of the check once the cloud answers
+		wantStored string
 	}{
-		{"auto with a stored choice", scopeAuto, true, true},
-		{"auto with nothing stored", scopeAuto, false, false},
-		{"node", scopeNode, false, true},
+		{"auto, stored choice confirmed", scopeAuto, scopeNode, "n1", scopeNode, nil, scopeNode},
+		{"auto, stored node, credentials not a node's", scopeAuto, scopeNode, "", scopeNode, errNotNode, scopeNode},
+		{"node, own credentials", scopeNode, "", "n1", scopeNode, nil, ""},
+		{"node, another node's credentials", scopeNode, "", "n2", scopeNode, errWrongNode, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx, cancel := context.WithCancel(context.Background())
@@ -153,26 +161,116 @@ func TestResolveScopePatience(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer store.Close()
-			if tc.stored {
-				if err := store.PutMeta(ctx, scopeMetaKey, []byte(scopeCluster)); err != nil {
+			if tc.stored != "" {
+				if err := store.PutMeta(ctx, scopeMetaKey, []byte(tc.stored)); err != nil {
 					t.Fatal(err)
 				}
 			}
-			start := time.Now()
-			var deadline time.Time
-			var hasDeadline bool
+			answer := make(chan struct{}) // the cloud answers once closed
 			ask := func(ctx context.Context) (authenticationv1.UserInfo, error) {
-				deadline, hasDeadline = ctx.Deadline()
-				cancel() // ends the wait for the cloud when nothing is stored
-				return authenticationv1.UserInfo{}, errors.New("no answer")
+				<-answer
+				return nodeAnswers(tc.node)(ctx)
 			}
-			_, _ = resolveScope(ctx, tc.configured, "n1", ask, store, slog.New(slog.DiscardHandler))
-			if hasDeadline != tc.wantDeadline {
-				t.Fatalf("ask had a deadline: got %v, want %v", hasDeadline, tc.wantDeadline)
+			got, check, err := resolveScope(ctx, tc.configured, "n1", ask, store, slog.New(slog.DiscardHandler))
+			if err != nil || got != tc.want || check == nil {
+				t.Fatalf("got %q, check %v, %v, want %q with a check", got, check != nil, err, tc.want)
 			}
-			if hasDeadline && deadline.After(start.Add(startupPatience+time.Second)) {
-				t.Errorf("deadline %v after the start, want at most %v", deadline.Sub(start), startupPatience)
+			done := make(chan error, 1)
+			go func() {
+				done <- check(ctx, func() { t.Errorf("unconfirmed: called, want the cloud's answer awaited") })
+			}()
+			select {
+			case err := <-done:
+				t.Fatalf("check: got %v before the cloud answered, want it waiting", err)
+			case <-time.After(startupPatience / 2):
+			}
+			close(answer)
+			if err := <-done; !errors.Is(err, tc.wantErr) {
+				t.Errorf("check: got %v, want %v", err, tc.wantErr)
+			}
+			if stored, _ := store.GetMeta(context.Background(), scopeMetaKey); string(stored) != tc.wantStored {
+				t.Errorf("stored scope: got %q, want %q", stored, tc.wantStored)
 			}
 		})
+	}
+}
+
+// The sync loops wait for the scope's confirmation; a contradicted scope
+// keeps them from starting and ends the gate's run with the error.
+func TestScopeGate(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		check    scopeCheck
+		wantSync bool
+		wantErr  bool
+	}{
+		{"nothing to confirm", nil, true, false},
+		{"confirmed", func(context.Context, func()) error { return nil }, true, false},
+		{"contradicted", func(context.Context, func()) error { return errWrongNode }, false, true},
+		{"unanswered", func(ctx context.Context, unconfirmed func()) error {
+			unconfirmed()
+			<-ctx.Done()
+			return ctx.Err()
+		}, true, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx, cancel := context.WithCancel(context.Background())
+			g := newScopeGate(tc.check, slog.New(slog.DiscardHandler))
+			synced := make(chan struct{})
+			held := g.hold(func(context.Context) error { close(synced); return nil })
+			gateDone := make(chan error, 1)
+			go func() { gateDone <- g.run(ctx) }()
+			heldDone := make(chan error, 1)
+			go func() { heldDone <- held(ctx) }()
+			select {
+			case <-synced:
+				if !tc.wantSync {
+					t.Fatalf("sync loop: got started, want held")
+				}
+			case err := <-gateDone:
+				if !tc.wantErr || err == nil {
+					t.Fatalf("gate: got %v before the loop started, want it running", err)
+				}
+			}
+			cancel()
+			<-heldDone
+			if tc.wantErr {
+				select {
+				case <-synced:
+					t.Errorf("sync loop: got started after a contradicted scope, want held")
+				default:
+				}
+				return
+			}
+			if err := <-gateDone; err != nil {
+				t.Errorf("gate after shutdown: got %v, want nil", err)
+			}
+		})
+	}
+}
+
+// A cloud that does not answer at first lets the sync go on unconfirmed,
+// and its later answer is still checked.
+func TestScopeCheckUnanswered(t *testing.T) {
+	ctx := context.Background()
+	store, err := metastore.Open(ctx, filepath.Join(t.TempDir(), "state.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	calls := 0
+	ask := func(ctx context.Context) (authenticationv1.UserInfo, error) {
+		if calls++; calls == 1 {
+			return authenticationv1.UserInfo{}, errors.New("connection refused")
+		}
+		return nodeAnswers("n2")(ctx)
+	}
+	unconfirmed := 0
+	check := checkScope(scopeNode, scopeNode, "n1", ask, store, slog.New(slog.DiscardHandler))
+	if err := check(ctx, func() { unconfirmed++ }); !errors.Is(err, errWrongNode) {
+		t.Errorf("check: got %v, want errWrongNode from the later answer", err)
+	}
+	if unconfirmed != 1 || calls != 2 {
+		t.Errorf("got %d unconfirmed calls after %d asks, want 1 after 2", unconfirmed, calls)
 	}
 }

@@ -3,6 +3,7 @@ package cloudsync
 import (
 	"context"
 	"math"
+	"math/rand/v2"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -29,7 +30,17 @@ const (
 	// maxRetryAfter bounds how long a cloud's Retry-After may pause a
 	// sync, so a bogus header cannot stall it for hours.
 	maxRetryAfter = 5 * time.Minute
+	// reconnectSpread bounds the random delay of a syncer resuming because
+	// the link came back: a cloud restart brings every link of a fleet
+	// back within a probe interval, and the fleet's watches then return
+	// spread over this window rather than at once. Short against the 10 s
+	// resume after a link cut.
+	reconnectSpread = 3 * time.Second
 )
+
+// resumeDelay is a syncer's random delay in [0, reconnectSpread) after
+// the link came back.
+func resumeDelay() time.Duration { return rand.N(reconnectSpread) }
 
 // newBackoff returns the retry schedule of a sync that has not failed
 // since its last successful commit.
@@ -50,8 +61,9 @@ func retryDelay(b *wait.Backoff, err error) time.Duration {
 
 // pause waits after a failed sync attempt for the retry delay, or until
 // up is closed (the link prober saw the link come back since the attempt
-// started), whichever is first; a cloud's Retry-After is always waited out.
-// It returns ctx.Err() if ctx ends first.
+// started) and then resumeDelay, whichever is first; a cloud's
+// Retry-After is always waited out. It returns ctx.Err() if ctx ends
+// first.
 func (s *Syncer) pause(ctx context.Context, err error, up <-chan struct{}) error {
 	d := retryDelay(&s.backoff, err)
 	if _, ok := apierrors.SuggestsClientDelay(err); ok {
@@ -64,6 +76,7 @@ func (s *Syncer) pause(ctx context.Context, err error, up <-chan struct{}) error
 		return ctx.Err()
 	case <-t.C():
 	case <-up:
+		return sleep(ctx, s.cfg.Clock, resumeDelay())
 	}
 	return nil
 }

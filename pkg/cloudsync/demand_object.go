@@ -58,12 +58,15 @@ func (d *Demand) stopWorker(r nodescope.Ref) {
 	}
 }
 
-// watchObject lists and watches one object until ctx ends, relisting
-// whenever the watch ends and backing off after failures.
+// watchObject lists and watches one object until ctx ends. A watch that
+// ends is resumed from the last resourceVersion it delivered, bookmarks
+// included, as a reflector does; only a first start or an expired
+// resourceVersion lists again. Failures are retried with backoff.
 func (d *Demand) watchObject(ctx context.Context, lw cache.ListerWatcherWithContext, r nodescope.Ref, gen uint64) {
 	b := newBackoff()
+	var from uint64 // where the next watch resumes; 0: list first
 	for ctx.Err() == nil {
-		err := d.listWatchAlive(ctx, lw, r, gen, func() {
+		err := d.listWatchAlive(ctx, lw, r, gen, &from, func() {
 			b = newBackoff()
 		})
 		if ctx.Err() != nil {
@@ -77,7 +80,11 @@ func (d *Demand) watchObject(ctx context.Context, lw cache.ListerWatcherWithCont
 			}
 			continue
 		}
-		if err == nil || errors.Is(err, errExpired) {
+		if errors.Is(err, errExpired) {
+			from = 0
+			continue
+		}
+		if err == nil {
 			continue
 		}
 		d.log.Info("watch of referenced object failed, backing off", "kind", r.Kind, "namespace", r.Namespace, "name", r.Name, "err", err)
@@ -90,7 +97,7 @@ func (d *Demand) watchObject(ctx context.Context, lw cache.ListerWatcherWithCont
 // listWatchAlive runs listWatchOnce, ending it with errLinkDead once the
 // link has failed its probes for longer than the watch progress timeout,
 // so a watch on a half-open connection does not hang.
-func (d *Demand) listWatchAlive(ctx context.Context, lw cache.ListerWatcherWithContext, r nodescope.Ref, gen uint64, reached func()) error {
+func (d *Demand) listWatchAlive(ctx context.Context, lw cache.ListerWatcherWithContext, r nodescope.Ref, gen uint64, from *uint64, reached func()) error {
 	dead := d.cfg.Link.deadChan()
 	actx, cancel := context.WithCancelCause(ctx)
 	stop := make(chan struct{})
@@ -102,7 +109,7 @@ func (d *Demand) listWatchAlive(ctx context.Context, lw cache.ListerWatcherWithC
 		case <-stop:
 		}
 	})
-	err := d.listWatchOnce(actx, lw, r, gen, reached)
+	err := d.listWatchOnce(actx, lw, r, gen, from, reached)
 	close(stop)
 	wg.Wait()
 	cancel(nil)
@@ -112,27 +119,33 @@ func (d *Demand) listWatchAlive(ctx context.Context, lw cache.ListerWatcherWithC
 	return err
 }
 
-// listWatchOnce lists the object, then streams its changes until the watch
-// ends.
-func (d *Demand) listWatchOnce(ctx context.Context, lw cache.ListerWatcherWithContext, r nodescope.Ref, gen uint64, reached func()) error {
-	list, err := lw.ListWithContext(ctx, metav1.ListOptions{})
-	if err != nil {
-		return classify("list", err)
-	}
-	reached()
-	u, err := listedUpdate(list)
-	if err != nil {
-		return err
-	}
-	u.ref, u.gen = r, gen
-	if !d.send(ctx, u) {
-		return nil
+// listWatchOnce lists the object unless *from is set, then streams its
+// changes from *from until the watch ends, advancing *from with every
+// event and bookmark.
+func (d *Demand) listWatchOnce(ctx context.Context, lw cache.ListerWatcherWithContext, r nodescope.Ref, gen uint64, from *uint64, reached func()) error {
+	if *from == 0 {
+		list, err := lw.ListWithContext(ctx, metav1.ListOptions{})
+		if err != nil {
+			return classify("list", err)
+		}
+		reached()
+		u, err := listedUpdate(list)
+		if err != nil {
+			return err
+		}
+		u.ref, u.gen = r, gen
+		if !d.send(ctx, u) {
+			return nil
+		}
+		*from = u.rv
 	}
 	timeout := int64((minWatchTimeout + rand.N(minWatchTimeout)) / time.Second)
-	w, err := lw.WatchWithContext(ctx, metav1.ListOptions{ResourceVersion: strconv.FormatUint(u.rv, 10), TimeoutSeconds: &timeout})
+	w, err := lw.WatchWithContext(ctx, metav1.ListOptions{ResourceVersion: strconv.FormatUint(*from, 10),
+		AllowWatchBookmarks: true, TimeoutSeconds: &timeout})
 	if err != nil {
 		return classify("watch", err)
 	}
+	reached()
 	defer w.Stop()
 	for {
 		var ev watch.Event
@@ -145,19 +158,33 @@ func (d *Demand) listWatchOnce(ctx context.Context, lw cache.ListerWatcherWithCo
 			}
 			ev = e
 		}
-		switch ev.Type {
-		case watch.Error:
-			return classify("watch event", apierrors.FromObject(ev.Object))
-		case watch.Added, watch.Modified, watch.Deleted:
-			o, err := toObject(ev.Object)
-			if err != nil {
-				return err
-			}
-			if !d.send(ctx, objectUpdate{ref: r, gen: gen, typ: ev.Type, obj: o, rv: o.RV}) {
-				return nil
-			}
+		if err := d.deliver(ctx, r, gen, ev, from); err != nil || ctx.Err() != nil {
+			return err
 		}
 	}
+}
+
+// deliver hands one watch event of r on to Run's loop and advances *from.
+func (d *Demand) deliver(ctx context.Context, r nodescope.Ref, gen uint64, ev watch.Event, from *uint64) error {
+	switch ev.Type {
+	case watch.Error:
+		return classify("watch event", apierrors.FromObject(ev.Object))
+	case watch.Bookmark:
+		rv, err := resourceVersionOf(ev.Object)
+		if err != nil {
+			return fmt.Errorf("bookmark: %w", err)
+		}
+		*from = max(*from, rv)
+	case watch.Added, watch.Modified, watch.Deleted:
+		o, err := toObject(ev.Object)
+		if err != nil {
+			return err
+		}
+		if d.send(ctx, objectUpdate{ref: r, gen: gen, typ: ev.Type, obj: o, rv: o.RV}) {
+			*from = max(*from, o.RV)
+		}
+	}
+	return nil
 }
 
 // listedUpdate reads a list of at most one object.

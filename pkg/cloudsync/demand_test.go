@@ -28,6 +28,10 @@ type demandCloud struct {
 	watches map[string]*watch.FakeWatcher         // guarded by mu
 	asked   map[string]bool                       // guarded by mu
 	listRV  uint64                                // guarded by mu
+	// lists counts the LISTs, watchRVs the watches' resourceVersions, by
+	// key. Guarded by mu.
+	lists    map[string]int
+	watchRVs map[string][]string
 }
 
 func (c *demandCloud) source(r Resource) cache.ListerWatcherWithContext {
@@ -37,6 +41,9 @@ func (c *demandCloud) source(r Resource) cache.ListerWatcherWithContext {
 			c.mu.Lock()
 			defer c.mu.Unlock()
 			c.asked[key] = true
+			if c.lists != nil {
+				c.lists[key]++
+			}
 			l := &unstructured.UnstructuredList{Object: map[string]any{"apiVersion": "v1", "kind": "List"}}
 			l.SetResourceVersion(strconv.FormatUint(c.listRV, 10))
 			if o := c.objs[key]; o != nil {
@@ -44,9 +51,12 @@ func (c *demandCloud) source(r Resource) cache.ListerWatcherWithContext {
 			}
 			return l, nil
 		},
-		WatchFuncWithContext: func(context.Context, metav1.ListOptions) (watch.Interface, error) {
+		WatchFuncWithContext: func(_ context.Context, o metav1.ListOptions) (watch.Interface, error) {
 			c.mu.Lock()
 			defer c.mu.Unlock()
+			if c.watchRVs != nil {
+				c.watchRVs[key] = append(c.watchRVs[key], o.ResourceVersion)
+			}
 			w := watch.NewFakeWithChanSize(10, false)
 			c.watches[key] = w
 			return w, nil
@@ -191,4 +201,65 @@ func mustLoadKey(t *testing.T, s *metastore.Store, key string) ([]metastore.Obje
 		t.Fatal(err)
 	}
 	return objs, wm
+}
+
+// asks returns the LISTs of key and its watches' resourceVersions so far.
+func (c *demandCloud) asks(key string) (int, []string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.lists[key], append([]string(nil), c.watchRVs[key]...)
+}
+
+// A referenced object's watch that ends is resumed from the last
+// resourceVersion it delivered, bookmarks included, without a LIST; only
+// an expired resourceVersion lists again.
+func TestDemandResumesObjectWatchWithoutListing(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	store, err := metastore.Open(ctx, filepath.Join(t.TempDir(), "state.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	pod := &corev1.Pod{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"},
+		ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "p1", ResourceVersion: "20"},
+		Spec: corev1.PodSpec{NodeName: "n1", Containers: []corev1.Container{{Name: "c"}}, Volumes: []corev1.Volume{
+			{Name: "s", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: "used"}}}}},
+	}
+	node := &corev1.Node{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Node"}, ObjectMeta: metav1.ObjectMeta{Name: "n1", ResourceVersion: "5"}}
+	pods := versioncache.New(schema.GroupVersionResource{Version: "v1", Resource: "pods"}, 10)
+	pods.Replace([]*versioncache.Object{mustCacheObject(t, pod)}, 30)
+	nodes := versioncache.New(schema.GroupVersionResource{Version: "v1", Resource: "nodes"}, 10)
+	nodes.Replace([]*versioncache.Object{mustCacheObject(t, node)}, 30)
+	secrets := DemandKind{Resource: Resource{GVR: schema.GroupVersionResource{Version: "v1", Resource: "secrets"}, OnDemand: true},
+		Cache: versioncache.New(schema.GroupVersionResource{Version: "v1", Resource: "secrets"}, 10)}
+	cms := DemandKind{Resource: Resource{GVR: cmGVR, OnDemand: true}, Cache: versioncache.New(cmGVR, 10)}
+	const key = "secrets/ns/used"
+	cloud := &demandCloud{listRV: 40, asked: map[string]bool{}, watches: map[string]*watch.FakeWatcher{},
+		lists: map[string]int{}, watchRVs: map[string][]string{},
+		objs: map[string]*unstructured.Unstructured{key: namedObject("Secret", "ns", "used", 10, "in-use")}}
+	d := NewDemand(DemandConfig{Pods: pods, Nodes: nodes, Secrets: secrets, ConfigMaps: cms, Source: cloud.source,
+		Discovery: demandDiscovery{}, Store: store, Link: newUpLink()})
+	done := make(chan error, 1)
+	go func() { done <- d.Run(ctx) }()
+	defer func() { cancel(); <-done }()
+
+	watches := func(n int) func() bool {
+		return func() bool { _, rvs := cloud.asks(key); return len(rvs) == n }
+	}
+	waitFor(t, "the first watch", watches(1))
+	first := cloud.watchOf(key)
+	first.Action(watch.Bookmark, namedObject("Secret", "ns", "used", 45, ""))
+	first.Stop() // the cloud ends the watch, as at its timeout
+	waitFor(t, "the resumed watch", watches(2))
+	if lists, rvs := cloud.asks(key); lists != 1 || rvs[1] != "45" {
+		t.Errorf("after a watch ended: got %d LISTs and watches from %v, want 1 LIST and the watch resumed from 45", lists, rvs)
+	}
+
+	cloud.watchOf(key).Error(&metav1.Status{Status: metav1.StatusFailure, Code: 410, Reason: metav1.StatusReasonExpired})
+	waitFor(t, "the watch after a relist", watches(3))
+	if lists, rvs := cloud.asks(key); lists != 2 || rvs[2] != "40" {
+		t.Errorf("after 410: got %d LISTs and watches from %v, want 2 LISTs and a watch from the list's 40", lists, rvs)
+	}
 }

@@ -39,8 +39,14 @@
 // metadata lists, a regression, many changes, and any read that does not
 // match the metadata list.
 //
-// One Link per cloud probes it (GET /version every few seconds with a short
-// timeout) and alone decides whether it is up. Failures are retried with
+// One Link per cloud alone decides whether it is up. While it is up the
+// cloud's connections are the liveness signal: their HTTP/2 PINGs (sent
+// after 5 s without a frame, the connection closed after 5 s more without
+// an answer), watch events and bookmarks; the Link probes (GET /version
+// with a short timeout) only when a connection closes or all were silent
+// for the watch progress timeout, and a probe without an answer closes
+// every connection, so the next request dials anew. While it is down it
+// probes every few seconds, jittered. Failures are retried with
 // jittered exponential backoff (wait.Backoff, at most 10 s jitter
 // included), cut short when the Link sees the cloud come back. When the
 // probes have failed for longer than the watch progress timeout, every

@@ -98,16 +98,12 @@ func TestResumeWithinProbeIntervalAfterLongOutage(t *testing.T) {
 
 	cloud.down.Store(false)
 	p.state.Store(probeUp)
-	// Only the prober's interval passes: the syncer must not wait out its
-	// own backoff once the prober has seen the link come back.
+	// Only the prober's interval and the reconnect spread pass: the
+	// syncer must not wait out its own backoff once the prober has seen
+	// the link come back.
 	waitFor(t, "the prober to wait", clk.HasWaiters)
-	clk.Step(probeInterval)
-	var fw *watch.FakeWatcher
-	select {
-	case fw = <-cloud.watches:
-	case <-time.After(waitTimeout):
-		t.Fatalf("no watch within %v of the link coming back", waitTimeout)
-	}
+	clk.Step(downPause)
+	fw := watchWithin(t, cloud, clk, reconnectSpread)
 	fw.Add(cm("a", "two", 11, "y"))
 	mustWaitWatermark(t, e, 11)
 	if _, rvs := e.lw.recorded(); rvs[len(rvs)-1] != "10" {
@@ -300,5 +296,37 @@ func TestConcurrentRelistsBounded(t *testing.T) {
 	defer mu.Unlock()
 	if peak != limit || total != resources {
 		t.Errorf("got peak %d of %d relists, want peak %d of %d", peak, total, limit, resources)
+	}
+}
+
+// watchWithin steps clk in small steps, at most spread in all, until the
+// syncer opens a cloud watch, and returns it.
+func watchWithin(t *testing.T, cloud *flakyCloud, clk *recClock, spread time.Duration) *watch.FakeWatcher {
+	t.Helper()
+	const step = 100 * time.Millisecond
+	for stepped := time.Duration(0); ; stepped += step {
+		select {
+		case fw := <-cloud.watches:
+			return fw
+		case <-time.After(20 * time.Millisecond):
+		}
+		if stepped >= spread {
+			t.Fatalf("no watch within %v of fake time after the link came back", spread)
+		}
+		clk.Step(step)
+	}
+}
+
+func TestResumeDelaySpread(t *testing.T) {
+	seen := map[time.Duration]bool{}
+	for range 1000 {
+		d := resumeDelay()
+		if d < 0 || d >= reconnectSpread {
+			t.Fatalf("resume delay: got %v, want within [0, %v)", d, reconnectSpread)
+		}
+		seen[d.Truncate(reconnectSpread/10)] = true
+	}
+	if len(seen) < 8 {
+		t.Errorf("resume delays: got %d of 10 tenths of the spread used, want them spread", len(seen))
 	}
 }

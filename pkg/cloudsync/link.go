@@ -8,21 +8,24 @@ import (
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/utils/clock"
 )
 
 const (
-	// probeInterval is the pause between two link probes: short enough
-	// that a returning link is seen within seconds, long enough that the
-	// probes are negligible load on the cloud.
+	// probeInterval is the pause between two link probes while the link
+	// is down (jittered by backoffJitter): short enough that a returning
+	// link is seen within seconds. No probe is sent while the link is up
+	// and its connections are heard.
 	probeInterval = 2 * time.Second
 	// probeTimeout bounds one probe, so a black-holed link (packets
 	// dropped, no RST) reads as down within seconds instead of after TCP's
 	// retransmission timeout.
 	probeTimeout = 3 * time.Second
-	// DefaultWatchProgressTimeout is how long the link may fail its probes
-	// before every cloud watch is treated as dead and re-established once
-	// the link works again.
+	// DefaultWatchProgressTimeout is how long the cloud's connections may
+	// be silent before the link is probed, and how long the link may fail
+	// its probes before every cloud watch is treated as dead and
+	// re-established once the link works again.
 	DefaultWatchProgressTimeout = 15 * time.Second
 	// DefaultMaxConcurrentRelists bounds the full LISTs in flight against
 	// the cloud, so a node reconnecting with many resources does not fire
@@ -41,6 +44,10 @@ var errLinkDead = errors.New("cloud link down longer than the watch progress tim
 type LinkConfig struct {
 	// Probe sends one cheap request to the cloud; see NewProbe.
 	Probe func(ctx context.Context) error
+	// Conns are the cloud's connections, the liveness signal while the
+	// link is up; see Conns. nil means none are watched: the link is then
+	// probed every WatchProgressTimeout while up.
+	Conns Connections
 	// WatchProgressTimeout: 0 means DefaultWatchProgressTimeout.
 	WatchProgressTimeout time.Duration
 	// MaxConcurrentRelists: 0 means DefaultMaxConcurrentRelists.
@@ -49,10 +56,16 @@ type LinkConfig struct {
 	Logger               *slog.Logger               // nil means slog.Default()
 }
 
-// Link is the one prober per cloud that decides whether the cloud is
-// reachable. Syncers wait on it to come back instead of each timing its own
-// retries, end their watches when it has been dead for too long, and share
-// its bound on concurrent relists. Safe for concurrent use.
+// Link decides whether the cloud is reachable. While it is up, the
+// cloud's connections are the liveness signal: their HTTP/2 PINGs, watch
+// events and bookmarks; it is probed only when one of them is lost or all
+// have been silent for the watch progress timeout. While it is down, it is
+// probed every probeInterval until it answers. A failed probe closes every
+// connection, so the next request dials anew instead of waiting on a
+// connection a middlebox has silenced. Syncers wait on it to come back
+// instead of each timing its own retries, end their watches when it has
+// been dead for too long, and share its bound on concurrent relists. Safe
+// for concurrent use.
 type Link struct {
 	cfg LinkConfig
 	// relists holds one token per relist in flight. Immutable.
@@ -61,6 +74,8 @@ type Link struct {
 	mu sync.Mutex
 	// up is true while the last probe succeeded. Guarded by mu.
 	up bool
+	// okAt is when the last successful probe started. Guarded by mu.
+	okAt time.Time
 	// downSince is when the first failed probe of the current outage
 	// started; zero while up. Guarded by mu.
 	downSince time.Time
@@ -103,24 +118,72 @@ func (l *Link) Connected() bool {
 	return l.up
 }
 
-// Run probes the cloud every probeInterval, or after the Retry-After of an
-// overloaded cloud when that is longer, until ctx ends, and returns nil
-// then.
+// Run probes the cloud until ctx ends, and returns nil then: at once,
+// then while the link is up only when its connections fall silent or one
+// is lost (see Conns), and while it is down every probeInterval plus
+// jitter; never sooner than the Retry-After of an overloaded cloud.
 func (l *Link) Run(ctx context.Context) error {
 	for ctx.Err() == nil {
-		wait := max(probeInterval, l.probe(ctx))
-		t := l.cfg.Clock.NewTimer(wait)
-		select {
-		case <-ctx.Done():
-		case <-t.C():
+		retryAfter := l.probe(ctx)
+		if l.Connected() {
+			l.waitSilent(ctx, retryAfter)
+			continue
 		}
-		t.Stop()
+		_ = sleep(ctx, l.cfg.Clock, max(wait.Jitter(probeInterval, backoffJitter), retryAfter))
 	}
 	return nil
 }
 
-// probe runs one probe bounded by probeTimeout and records its result. It
-// returns the Retry-After of a cloud that answered 429, else 0.
+// waitSilent returns once the link should be probed again: when a cloud
+// connection was lost, or when none was heard for the watch progress
+// timeout, but not before minWait, or when ctx ends.
+func (l *Link) waitSilent(ctx context.Context, minWait time.Duration) {
+	notBefore := l.cfg.Clock.Now().Add(minWait)
+	var closed <-chan struct{}
+	if l.cfg.Conns != nil {
+		closed = l.cfg.Conns.Closed()
+	}
+	for {
+		wake := l.lastHeard().Add(l.cfg.WatchProgressTimeout)
+		if wake.Before(notBefore) {
+			wake = notBefore
+		}
+		d := wake.Sub(l.cfg.Clock.Now())
+		if d <= 0 {
+			return
+		}
+		t := l.cfg.Clock.NewTimer(d)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return
+		case <-closed:
+			t.Stop()
+			if !l.cfg.Clock.Now().Before(notBefore) {
+				return
+			}
+		case <-t.C():
+		}
+	}
+}
+
+// lastHeard is when the cloud was last heard from: a successful probe or
+// a byte read on any of its connections.
+func (l *Link) lastHeard() time.Time {
+	l.mu.Lock()
+	heard := l.okAt
+	l.mu.Unlock()
+	if l.cfg.Conns != nil {
+		if r := l.cfg.Conns.LastRead(); r.After(heard) {
+			heard = r
+		}
+	}
+	return heard
+}
+
+// probe runs one probe bounded by probeTimeout and records its result. A
+// probe that got no answer closes every cloud connection. It returns the
+// Retry-After of a cloud that answered 429, else 0.
 func (l *Link) probe(ctx context.Context) time.Duration {
 	start := l.cfg.Clock.Now()
 	pctx, cancel := context.WithCancelCause(ctx)
@@ -143,8 +206,20 @@ func (l *Link) probe(ctx context.Context) time.Duration {
 		}
 		err = nil
 	}
+	if err != nil && !answered(err) && l.cfg.Conns != nil {
+		// The connection that carried the probe may be one a middlebox
+		// silenced: the next request must dial anew.
+		l.cfg.Conns.CloseAll()
+	}
 	l.record(start, err)
 	return retryAfter
+}
+
+// answered reports whether err is the cloud's own answer, which a live
+// connection carried.
+func answered(err error) bool {
+	var status apierrors.APIStatus
+	return errors.As(err, &status)
 }
 
 // record applies one probe result that started at start.
@@ -152,6 +227,7 @@ func (l *Link) record(start time.Time, err error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if err == nil {
+		l.okAt = start
 		l.upLocked()
 		return
 	}

@@ -108,6 +108,10 @@ func isClosed(ch <-chan struct{}) bool {
 	}
 }
 
+// downPause is the longest pause between two probes while the link is
+// down, jitter included.
+const downPause = time.Duration(float64(probeInterval) * (1 + backoffJitter))
+
 func TestLinkProberStates(t *testing.T) {
 	clk := testingclock.NewFakeClock(time.Unix(1e9, 0))
 	p := &fakeProbe{}
@@ -120,21 +124,23 @@ func TestLinkProberStates(t *testing.T) {
 	}
 
 	p.state.Store(probeRefused)
-	stepProbe(t, clk, p, probeInterval)
+	// Up and without watched connections, the link is probed again only
+	// after the watch progress timeout.
+	stepProbe(t, clk, p, 6*time.Second)
 	waitFor(t, "link down", func() bool { return !l.Connected() })
 	dead := l.deadChan()
 	up = l.upChan()
-	for range 2 { // 4 s down: not yet past the 6 s watch progress timeout
-		stepProbe(t, clk, p, probeInterval)
+	for range 2 { // at most 5 s down: not yet past the 6 s watch progress timeout
+		stepProbe(t, clk, p, downPause)
 	}
 	if isClosed(dead) {
-		t.Fatalf("dead channel: got closed after 4 s down, want open before 6 s")
+		t.Fatalf("dead channel: got closed after 5 s down, want open before 6 s")
 	}
-	stepProbe(t, clk, p, probeInterval)
+	stepProbe(t, clk, p, downPause)
 	waitFor(t, "dead channel closed", func() bool { return isClosed(dead) })
 
 	p.state.Store(probeUp)
-	stepProbe(t, clk, p, probeInterval)
+	stepProbe(t, clk, p, downPause)
 	waitFor(t, "link up", l.Connected)
 	if !isClosed(up) {
 		t.Errorf("up channel: got open after the link came back, want closed")
@@ -204,15 +210,15 @@ func TestRelistSlots(t *testing.T) {
 
 // TestLinkProbeHonoursRetryAfter: a 429 from the probe counts as
 // reachable, and the next probe waits for its Retry-After instead of
-// probeInterval.
+// the watch progress timeout.
 func TestLinkProbeHonoursRetryAfter(t *testing.T) {
 	for _, tt := range []struct {
 		name string
 		secs int
 		want time.Duration
 	}{
-		{"longer than the interval", 7, 7 * time.Second},
-		{"shorter than the interval", 1, probeInterval},
+		{"shorter than the watch progress timeout", 7, DefaultWatchProgressTimeout},
+		{"longer than the watch progress timeout", 30, 30 * time.Second},
 		{"capped", 3600, maxRetryAfter},
 	} {
 		t.Run(tt.name, func(t *testing.T) {

@@ -127,7 +127,7 @@ func (s *Syncer) Run(ctx context.Context) error {
 		case errors.Is(err, errLinkDead):
 			s.log.Warn("cloud watch presumed dead, re-watching once the link is up", "rv", s.rv)
 			s.checkRV = true
-			if s.cfg.Link.waitUp(ctx) != nil {
+			if s.cfg.Link.waitUp(ctx) != nil || sleep(ctx, s.cfg.Clock, resumeDelay()) != nil {
 				return nil
 			}
 			continue

@@ -4,8 +4,10 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"sync"
 	"time"
 
+	utilnet "k8s.io/apimachinery/pkg/util/net"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/rest"
 )
@@ -24,13 +26,16 @@ const (
 )
 
 // ConfigureTransport makes cfg's HTTP/2 connections send health-check
-// PINGs, so a half-open connection to the cloud fails its requests and
-// watches within http2ReadIdleTimeout+http2PingTimeout instead of hanging.
-// It keeps any WrapTransport already set.
-func ConfigureTransport(cfg *rest.Config) {
+// PINGs, so a half-open connection to the cloud is closed, failing its
+// requests and watches, within http2ReadIdleTimeout+http2PingTimeout
+// instead of hanging; and, with conns, makes conns watch every connection
+// (see Conns). It keeps any WrapTransport already set.
+func ConfigureTransport(cfg *rest.Config, conns *Conns) {
 	wrap := cfg.WrapTransport
 	cfg.WrapTransport = func(rt http.RoundTripper) http.RoundTripper {
-		setHTTP2HealthCheck(rt)
+		if t := baseTransport(rt); t != nil {
+			configureBase(t, conns)
+		}
 		if wrap != nil {
 			return wrap(rt)
 		}
@@ -38,14 +43,36 @@ func ConfigureTransport(cfg *rest.Config) {
 	}
 }
 
-// setHTTP2HealthCheck sets the PING timeouts on rt if it is the base
-// *http.Transport client-go built. golang.org/x/net/http2, which client-go
-// configures, reads them from http.Transport.HTTP2 for each new connection
-// and prefers them to its own fields.
-func setHTTP2HealthCheck(rt http.RoundTripper) {
-	t, ok := rt.(*http.Transport)
-	if !ok {
-		return
+// baseTransportMu serialises the changes to a base transport: client-go
+// shares one between the clients of equal TLS configurations, which may
+// be built concurrently.
+var baseTransportMu sync.Mutex
+
+// baseTransport is the *http.Transport client-go built under rt, which
+// its transport cache and CA reloading wrap; nil if there is none.
+func baseTransport(rt http.RoundTripper) *http.Transport {
+	for rt != nil {
+		switch t := rt.(type) {
+		case *http.Transport:
+			return t
+		case utilnet.RoundTripperWrapper:
+			rt = t.WrappedRoundTripper()
+		default:
+			return nil
+		}
+	}
+	return nil
+}
+
+// configureBase sets the PING timeouts on t and lets conns watch its
+// connections. golang.org/x/net/http2, which client-go configures, reads
+// the timeouts from http.Transport.HTTP2 for each new connection and
+// prefers them to its own fields.
+func configureBase(t *http.Transport, conns *Conns) {
+	baseTransportMu.Lock()
+	defer baseTransportMu.Unlock()
+	if conns != nil {
+		conns.wrapLocked(t)
 	}
 	if h := t.HTTP2; h != nil && h.SendPingTimeout == http2ReadIdleTimeout && h.PingTimeout == http2PingTimeout {
 		return // a transport shared from client-go's cache, set already

@@ -2,6 +2,7 @@ package cloudsync
 
 import (
 	"context"
+	"encoding/pem"
 	"net/http"
 	"net/http/httptest"
 	"testing"
@@ -16,7 +17,7 @@ func TestConfigureTransportSetsHTTP2HealthCheck(t *testing.T) {
 		wrapped = true
 		return rt
 	}}
-	ConfigureTransport(cfg)
+	ConfigureTransport(cfg, nil)
 	base := &http.Transport{HTTP2: &http.HTTP2Config{MaxConcurrentStreams: 7}}
 	if got := cfg.WrapTransport(base); got != base {
 		t.Errorf("WrapTransport: got %T, want the transport passed through", got)
@@ -69,5 +70,28 @@ func TestProbe(t *testing.T) {
 				t.Errorf("probed %q, want %q", path, probePath)
 			}
 		})
+	}
+}
+
+// TestConfigureTransportReachesClientGoTransport: client-go wraps the
+// *http.Transport it builds (its transport cache, CA reloading), and the
+// health check must still reach it.
+func TestConfigureTransportReachesClientGoTransport(t *testing.T) {
+	srv := httptest.NewTLSServer(http.NotFoundHandler())
+	defer srv.Close()
+	caPEM := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw})
+	cfg := &rest.Config{Host: srv.URL, TLSClientConfig: rest.TLSClientConfig{CAData: caPEM}}
+	ConfigureTransport(cfg, NewConns(nil))
+	rt, err := rest.TransportFor(cfg)
+	if err != nil {
+		t.Fatalf("TransportFor: %v", err)
+	}
+	base := baseTransport(rt)
+	if base == nil {
+		t.Fatalf("no *http.Transport under %T", rt)
+	}
+	if h := base.HTTP2; h == nil || h.SendPingTimeout != http2ReadIdleTimeout || h.PingTimeout != http2PingTimeout {
+		t.Errorf("HTTP2 config of client-go's transport: got %+v, want SendPingTimeout %v PingTimeout %v",
+			h, http2ReadIdleTimeout, http2PingTimeout)
 	}
 }

@@ -29,9 +29,10 @@ const (
 	// longBlackHoleOutage outlasts the default watch-progress-timeout
 	// (15 s) and the HTTP/2 health check (5 s idle + 5 s PING timeout).
 	longBlackHoleOutage = 25 * time.Second
-	// blackHoleDetectBound is how soon the prober (a probe every 2 s with a
-	// 3 s timeout) must report a black-holed link, with 2x headroom.
-	blackHoleDetectBound = 10 * time.Second
+	// blackHoleDetectBound is the contract's half-open detection: the
+	// HTTP/2 PINGs close the silent connections within 10 s (5 s idle, 5 s
+	// PING timeout), and the probe that follows times out within 3 s.
+	blackHoleDetectBound = 15 * time.Second
 	// blackHoleRecoveryBound is the contract's 15 s catch-up after a
 	// black hole, with 2x headroom.
 	blackHoleRecoveryBound = 30 * time.Second

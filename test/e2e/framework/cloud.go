@@ -115,6 +115,9 @@ func (c *Cluster) startAPIServer() {
 	if c.opts.NodeCredentials {
 		c.apiserver.Args = append(c.apiserver.Args, "--enable-admission-plugins", "NodeRestriction")
 	}
+	if c.opts.AuditLog {
+		c.apiserver.Args = append(c.apiserver.Args, c.auditArgs()...)
+	}
 	c.apiserver.Args = append(c.apiserver.Args, c.opts.CloudArgs...)
 	c.StartCloud()
 }

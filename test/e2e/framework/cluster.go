@@ -50,6 +50,9 @@ type Options struct {
 	// NoEncryptionKey starts apiserver-lite without --encryption-key-file;
 	// by default it gets a state key, as the systemd unit does.
 	NoEncryptionKey bool
+	// AuditLog makes kube-apiserver log every request, read back with
+	// CloudRequests.
+	AuditLog bool
 }
 
 // Cluster is one cloud control plane and one apiserver-lite edge node, all

@@ -29,8 +29,9 @@ type linkProxy struct {
 	mu sync.Mutex
 	// cut is true between CutLink and RestoreLink. Guarded by mu.
 	cut bool
-	// conns holds both ends of every forwarded connection. Guarded by mu.
-	conns map[net.Conn]struct{}
+	// conns holds both ends of every forwarded connection, each with the
+	// pair's stale flag (see DropLinkState). Guarded by mu.
+	conns map[net.Conn]*atomic.Bool
 	// flowing is closed while bytes may pass; BlackHoleLink replaces it
 	// with an open one and RestoreLink closes that. Guarded by mu.
 	flowing chan struct{}
@@ -48,7 +49,7 @@ func (c *Cluster) startLink() {
 	}
 	flowing := make(chan struct{})
 	close(flowing)
-	c.link = &linkProxy{ln: ln, target: loopback(c.cloudPort), conns: map[net.Conn]struct{}{},
+	c.link = &linkProxy{ln: ln, target: loopback(c.cloudPort), conns: map[net.Conn]*atomic.Bool{},
 		flowing: flowing, closed: make(chan struct{})}
 	c.t.Cleanup(c.link.close)
 	c.link.wg.Add(1)
@@ -98,6 +99,22 @@ func (c *Cluster) RestoreLink() {
 	l.restoreFlowLocked()
 }
 
+// DropLinkState ends a black hole as a NAT or middlebox that dropped its
+// connection state does: new connections flow again, but every connection
+// open now stays silent for good, neither delivering nor failing. It needs
+// Options.EdgeLink.
+func (c *Cluster) DropLinkState() {
+	c.t.Helper()
+	l := c.mustLink()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, stale := range l.conns {
+		stale.Store(true)
+	}
+	l.cut = false
+	l.restoreFlowLocked()
+}
+
 // restoreFlowLocked ends a black hole. mu must be held.
 func (l *linkProxy) restoreFlowLocked() {
 	select {
@@ -141,13 +158,14 @@ func (l *linkProxy) forward(conn net.Conn) {
 		return
 	}
 	defer up.Close()
-	if !l.track(conn, up) {
+	stale := &atomic.Bool{}
+	if !l.track(stale, conn, up) {
 		return
 	}
 	defer l.untrack(conn, up)
 	done := make(chan struct{}, 2)
 	pipe := func(dst, src net.Conn, n *atomic.Int64) {
-		l.copy(dst, src, n)
+		l.copy(dst, src, n, stale)
 		// Closing both ends ends the other direction too.
 		dst.Close()
 		src.Close()
@@ -163,13 +181,17 @@ func (l *linkProxy) forward(conn net.Conn) {
 const copyBufSize = 32 << 10
 
 // copy forwards src to dst until either fails, holding each read while the
-// link is black-holed.
-func (l *linkProxy) copy(dst, src net.Conn, count *atomic.Int64) {
+// link is black-holed, and for good once the pair is stale.
+func (l *linkProxy) copy(dst, src net.Conn, count *atomic.Int64, stale *atomic.Bool) {
 	buf := make([]byte, copyBufSize)
 	for {
 		n, err := src.Read(buf)
 		if n > 0 {
 			if !l.waitFlowing() {
+				return
+			}
+			if stale.Load() {
+				<-l.closed
 				return
 			}
 			w, werr := dst.Write(buf[:n])
@@ -206,15 +228,16 @@ func (c *Cluster) LinkBytes() (sent, received int64) {
 	return l.sent.Load(), l.received.Load()
 }
 
-// track registers a forwarded pair, or reports false if the link is cut.
-func (l *linkProxy) track(conns ...net.Conn) bool {
+// track registers a forwarded pair with its stale flag, or reports false
+// if the link is cut.
+func (l *linkProxy) track(stale *atomic.Bool, conns ...net.Conn) bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.cut {
 		return false
 	}
 	for _, c := range conns {
-		l.conns[c] = struct{}{}
+		l.conns[c] = stale
 	}
 	return true
 }

@@ -43,6 +43,8 @@ type pki struct {
 	admin   keyPair // CN=e2e-admin, O=system:masters
 	edge    keyPair // CN=apiserver-lite:<node>, O=apiserver-lite; or the node's own
 	kubelet keyPair // CN=system:node:<node>, O=system:nodes: the kubelet's own
+	// ca issues the certificates of more nodes (see AddNode).
+	ca *authority
 }
 
 // writePKI generates a CA, the kube-apiserver serving certificate, the
@@ -68,7 +70,7 @@ func writePKI(dir, nodeName string, nodeCreds bool) (*pki, error) {
 	p := &pki{
 		Dir: dir, CACert: filepath.Join(dir, "ca.crt"),
 		ServingCert: filepath.Join(dir, "apiserver.crt"), ServingKey: filepath.Join(dir, "apiserver.key"),
-		SAKey: filepath.Join(dir, "sa.key"), SAPub: filepath.Join(dir, "sa.pub"), CAPEM: ca.certPEM,
+		SAKey: filepath.Join(dir, "sa.key"), SAPub: filepath.Join(dir, "sa.pub"), CAPEM: ca.certPEM, ca: ca,
 	}
 	if p.admin, err = ca.issueClient(adminUser, adminGroup); err != nil {
 		return nil, err

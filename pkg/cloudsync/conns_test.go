@@ -1,0 +1,91 @@
+package cloudsync
+
+import (
+	"context"
+	"encoding/pem"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"k8s.io/client-go/rest"
+	testingclock "k8s.io/utils/clock/testing"
+)
+
+// TestConnsWatchTheCloudTransport: requests through a configured client
+// are heard, and CloseAll closes the connection, which is reported, so
+// the next request dials a new one.
+func TestConnsWatchTheCloudTransport(t *testing.T) {
+	var dials atomic.Int32
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		_, _ = w.Write([]byte(`{"major":"1","minor":"36"}`))
+	}))
+	srv.EnableHTTP2 = true
+	srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+		if s == http.StateNew {
+			dials.Add(1)
+		}
+	}
+	srv.StartTLS()
+	defer srv.Close()
+	caPEM := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw})
+
+	clk := testingclock.NewFakeClock(time.Unix(1e9, 0))
+	conns := NewConns(clk)
+	cfg := &rest.Config{Host: srv.URL, TLSClientConfig: rest.TLSClientConfig{CAData: caPEM}}
+	ConfigureTransport(cfg, conns)
+	probe, err := NewProbe(cfg)
+	if err != nil {
+		t.Fatalf("NewProbe: %v", err)
+	}
+	ctx := context.Background()
+	if err := probe(ctx); err != nil {
+		t.Fatalf("first request: %v", err)
+	}
+	if got := conns.LastRead(); !got.Equal(clk.Now()) {
+		t.Errorf("LastRead after a request: got %v, want %v", got, clk.Now())
+	}
+	clk.Step(time.Minute)
+	if err := probe(ctx); err != nil {
+		t.Fatalf("second request: %v", err)
+	}
+	if got := conns.LastRead(); !got.Equal(clk.Now()) {
+		t.Errorf("LastRead after the second request: got %v, want %v", got, clk.Now())
+	}
+	if got := dials.Load(); got != 1 {
+		t.Fatalf("connections after two requests: got %d, want 1 (HTTP/2 reuses it)", got)
+	}
+	select {
+	case <-conns.Closed():
+		t.Fatalf("Closed: got a report before any connection closed")
+	default:
+	}
+
+	// A connection heard just now and closed by the client is not lost:
+	// it is what an idle connection's close looks like.
+	conns.CloseAll()
+	select {
+	case <-conns.Closed():
+		t.Fatalf("Closed: got a report for a healthy connection closed by the client")
+	case <-time.After(50 * time.Millisecond):
+	}
+	if err := probe(ctx); err != nil {
+		t.Fatalf("request after CloseAll: %v", err)
+	}
+	if got := dials.Load(); got != 2 {
+		t.Errorf("connections after CloseAll and a request: got %d, want 2", got)
+	}
+
+	// One silent for the PING's idle time when closed is lost: a failed
+	// PING.
+	clk.Step(http2ReadIdleTimeout)
+	conns.CloseAll()
+	select {
+	case <-conns.Closed():
+	case <-time.After(waitTimeout):
+		t.Fatalf("Closed: no report within %v of closing a silent connection", waitTimeout)
+	}
+
+}

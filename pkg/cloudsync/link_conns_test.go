@@ -1,0 +1,144 @@
+package cloudsync
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	testingclock "k8s.io/utils/clock/testing"
+)
+
+// fakeConns are cloud connections as the Link sees them.
+type fakeConns struct {
+	mu   sync.Mutex
+	last time.Time // guarded by mu
+	// closed is what Closed returns.
+	closed chan struct{}
+	// closeAlls counts CloseAll calls.
+	closeAlls atomic.Int32
+}
+
+func newFakeConns() *fakeConns { return &fakeConns{closed: make(chan struct{}, 1)} }
+
+func (f *fakeConns) LastRead() time.Time {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.last
+}
+
+func (f *fakeConns) read(at time.Time) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.last = at
+}
+
+func (f *fakeConns) Closed() <-chan struct{} { return f.closed }
+func (f *fakeConns) CloseAll()               { f.closeAlls.Add(1) }
+
+// TestLinkDoesNotProbeWhileHeard: an hour of connections heard every
+// http2ReadIdleTimeout (their PINGs) costs no probe beyond the first, and
+// a probe follows once they have been silent for the watch progress
+// timeout.
+func TestLinkDoesNotProbeWhileHeard(t *testing.T) {
+	clk := testingclock.NewFakeClock(time.Unix(1e9, 0))
+	p := &fakeProbe{}
+	conns := newFakeConns()
+	l := NewLink(LinkConfig{Probe: p.probe, Conns: conns, Clock: clk})
+	runLink(t, l)
+	waitFor(t, "link up", l.Connected)
+	for range int(time.Hour / http2ReadIdleTimeout) {
+		waitFor(t, "the prober to wait", clk.HasWaiters)
+		clk.Step(http2ReadIdleTimeout)
+		conns.read(clk.Now())
+	}
+	if got := p.calls.Load(); got != 1 {
+		t.Fatalf("probes in an hour of heard connections: got %d, want 1 (the first)", got)
+	}
+	waitFor(t, "the prober to wait", clk.HasWaiters)
+	clk.Step(DefaultWatchProgressTimeout - time.Millisecond)
+	time.Sleep(10 * time.Millisecond)
+	if got := p.calls.Load(); got != 1 {
+		t.Fatalf("probes before the connections were silent for the timeout: got %d, want 1", got)
+	}
+	clk.Step(time.Millisecond)
+	waitFor(t, "a probe of silent connections", func() bool { return p.calls.Load() == 2 })
+}
+
+// TestLinkProbesWhenAConnectionCloses: a closed connection (a failed
+// HTTP/2 PING) is probed at once, and a failed probe then closes the
+// others so the next request dials anew.
+func TestLinkProbesWhenAConnectionCloses(t *testing.T) {
+	clk := testingclock.NewFakeClock(time.Unix(1e9, 0))
+	p := &fakeProbe{}
+	conns := newFakeConns()
+	l := NewLink(LinkConfig{Probe: p.probe, Conns: conns, Clock: clk})
+	runLink(t, l)
+	waitFor(t, "link up", l.Connected)
+	waitFor(t, "the prober to wait", clk.HasWaiters)
+
+	p.state.Store(probeBlackHole)
+	conns.closed <- struct{}{}
+	waitFor(t, "a probe after a closed connection", func() bool { return p.calls.Load() == 2 })
+	if got := conns.closeAlls.Load(); got != 0 {
+		t.Fatalf("CloseAll before the probe failed: got %d calls, want 0", got)
+	}
+	waitFor(t, "the probe timer", clk.HasWaiters)
+	clk.Step(probeTimeout)
+	waitFor(t, "link down", func() bool { return !l.Connected() })
+	if got := conns.closeAlls.Load(); got != 1 {
+		t.Errorf("CloseAll after a timed-out probe: got %d calls, want 1", got)
+	}
+}
+
+// TestLinkKeepsConnectionsOnAnAnswer: a probe the cloud answered, even
+// with an error, came over a live connection, which is kept.
+func TestLinkKeepsConnectionsOnAnAnswer(t *testing.T) {
+	for _, tt := range []struct {
+		name      string
+		err       error
+		wantClose int32
+	}{
+		{"refused", errors.New("connection refused"), 1},
+		{"server error", apierrors.NewInternalError(errors.New("boom")), 0},
+		{"overloaded", apierrors.NewTooManyRequests("busy", 1), 0},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			conns := newFakeConns()
+			l := NewLink(LinkConfig{Probe: func(context.Context) error { return tt.err }, Conns: conns,
+				Clock: testingclock.NewFakeClock(time.Unix(1e9, 0))})
+			l.probe(context.Background())
+			if got := conns.closeAlls.Load(); got != tt.wantClose {
+				t.Errorf("CloseAll calls: got %d, want %d", got, tt.wantClose)
+			}
+		})
+	}
+}
+
+// TestLinkDownProbesJittered: while down, probes come every probeInterval
+// plus up to backoffJitter, not all at the same instant.
+func TestLinkDownProbesJittered(t *testing.T) {
+	clk := newRecClock()
+	p := &fakeProbe{}
+	p.state.Store(probeRefused)
+	l := NewLink(LinkConfig{Probe: p.probe, Clock: clk})
+	runLink(t, l)
+	const probes = 20
+	for range probes {
+		waitFor(t, "the prober to wait", clk.HasWaiters)
+		clk.Step(downPause)
+	}
+	distinct := map[time.Duration]bool{}
+	for _, d := range clk.timers() {
+		if d < probeInterval || d > downPause {
+			t.Fatalf("pause while down: got %v, want within [%v, %v]", d, probeInterval, downPause)
+		}
+		distinct[d] = true
+	}
+	if len(distinct) < 2 {
+		t.Errorf("pauses while down: got %d distinct of %d, want them jittered", len(distinct), len(clk.timers()))
+	}
+}

@@ -1,0 +1,156 @@
+//go:build e2e
+
+package bench
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/apiserver-lite/apiserver-lite/test/e2e/framework"
+)
+
+// fleetUserPrefix names the fleet nodes' identities in the cloud.
+const fleetUserPrefix = "system:node:fleet-"
+
+// isFleetUser reports whether an audited user is a fleet node.
+func isFleetUser(user string) bool { return strings.HasPrefix(user, fleetUserPrefix) }
+
+// sideCost is what one side's steady state costs the cloud.
+type sideCost struct {
+	// perMin is the fleet's requests per minute by "verb resource".
+	perMin map[string]float64
+	// watches is the cloud's open watches above the baseline without
+	// nodes.
+	watches int
+	// apiCPU is kube-apiserver's CPU time per minute of the window.
+	apiCPU         time.Duration
+	apiRSS, etcRSS int64
+}
+
+// nonWatchPerMin is the fleet's requests per minute other than watches.
+func (s sideCost) nonWatchPerMin() float64 {
+	var n float64
+	for k, v := range s.perMin {
+		if !strings.HasPrefix(k, "watch ") {
+			n += v
+		}
+	}
+	return n
+}
+
+// allPerMin is the fleet's requests per minute, watches included.
+func (s sideCost) allPerMin() float64 {
+	var n float64
+	for _, v := range s.perMin {
+		n += v
+	}
+	return n
+}
+
+// measureSide counts the fleet's requests in the cloud's audit log, the
+// open watches and kube-apiserver's CPU over window, then reads memory.
+func measureSide(ctx context.Context, c *framework.Cluster, window time.Duration, baseWatches int) (sideCost, error) {
+	api, etcd := c.CloudProcesses()
+	cpu0, err := readCPU(api.Pid())
+	if err != nil {
+		return sideCost{}, err
+	}
+	start := time.Now()
+	select {
+	case <-ctx.Done():
+		return sideCost{}, ctx.Err()
+	case <-time.After(window): // the window's length is the measurement
+	}
+	end := time.Now()
+	cpu1, err := readCPU(api.Pid())
+	if err != nil {
+		return sideCost{}, err
+	}
+	perMin := map[string]float64{}
+	minutes := end.Sub(start).Minutes()
+	for _, e := range c.CloudRequests(isFleetUser, start, end) {
+		perMin[e.Verb+" "+e.Resource()] += 1 / minutes
+	}
+	s := sideCost{perMin: perMin, apiCPU: time.Duration(float64(cpu1-cpu0) / minutes)}
+	w, err := openWatches(ctx, c)
+	if err != nil {
+		return s, err
+	}
+	s.watches = w - baseWatches
+	apiMem, err := readMemory(api.Pid())
+	if err != nil {
+		return s, err
+	}
+	etcdMem, err := readMemory(etcd.Pid())
+	s.apiRSS, s.etcRSS = apiMem.RSS, etcdMem.RSS
+	return s, err
+}
+
+// openWatches reads kube-apiserver's open watches from its /metrics.
+func openWatches(ctx context.Context, c *framework.Cluster) (int, error) {
+	body, err := c.Admin.CoreV1().RESTClient().Get().AbsPath("/metrics").DoRaw(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("cloud metrics: %w", err)
+	}
+	var total float64
+	sc := bufio.NewScanner(bytes.NewReader(body))
+	sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		if !strings.HasPrefix(line, "apiserver_longrunning_requests{") || !strings.Contains(line, `verb="WATCH"`) {
+			continue
+		}
+		i := strings.LastIndexByte(line, ' ')
+		v, err := strconv.ParseFloat(line[i+1:], 64)
+		if err != nil {
+			return 0, fmt.Errorf("cloud metrics line %q: %w", line, err)
+		}
+		total += v
+	}
+	return int(total), sc.Err()
+}
+
+// listCounts are the fleet's LISTs, by what they read.
+type listCounts struct {
+	// collection LISTs read a whole collection (a relist).
+	collection int
+	// single LISTs read one object by name, as a per-object reflector
+	// (the kubelet's, apiserver-lite's on-demand secrets) starts.
+	single int
+	// checks are LISTs of at most one object that read only the
+	// collection's resourceVersion (apiserver-lite's regression check).
+	checks int
+}
+
+func (l listCounts) total() int { return l.collection + l.single + l.checks }
+
+// listsSince counts the fleet's LISTs the cloud received since start.
+func listsSince(c *framework.Cluster, start time.Time) listCounts {
+	var n listCounts
+	for _, e := range c.CloudRequests(isFleetUser, start, time.Now().Add(time.Hour)) {
+		if e.Verb != "list" {
+			continue
+		}
+		u, err := url.Parse(e.RequestURI)
+		if err != nil {
+			n.collection++
+			continue
+		}
+		q := u.Query()
+		switch {
+		case q.Get("limit") == "1":
+			n.checks++
+		case strings.HasPrefix(q.Get("fieldSelector"), "metadata.name="):
+			n.single++
+		default:
+			n.collection++
+		}
+	}
+	return n
+}

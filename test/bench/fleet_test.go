@@ -1,0 +1,84 @@
+//go:build e2e
+
+package bench
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestBenchFleet is `make bench-fleet`: the fleet run, written to the
+// Markdown file BENCH_FLEET_REPORT names.
+func TestBenchFleet(t *testing.T) {
+	report := os.Getenv(envFleetReport)
+	if report == "" {
+		t.Skipf("%s is unset; run make bench-fleet", envFleetReport)
+	}
+	cfg, err := fleetConfigFromEnv()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := runFleet(t, cfg)
+	var b bytes.Buffer
+	r.writeMarkdown(&b)
+	t.Logf("\n%s", b.String())
+	if err := os.WriteFile(report, b.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := errors.Join(r.check()...); err != nil {
+		t.Errorf("the run produced unsound figures:\n%v", err)
+	}
+}
+
+// TestBenchFleetSmoke runs the fleet on three nodes for one short round
+// and fails when a figure is missing or a node does not catch up.
+func TestBenchFleetSmoke(t *testing.T) {
+	r := runFleet(t, fleetSmokeConfig())
+	var b bytes.Buffer
+	r.writeMarkdown(&b)
+	t.Logf("\n%s", b.String())
+	if err := errors.Join(r.check()...); err != nil {
+		t.Errorf("the fleet smoke run produced unsound figures:\n%v", err)
+	}
+}
+
+// soundFleet returns fleet results that pass check.
+func soundFleet() *fleetResults {
+	side := sideCost{perMin: map[string]float64{"update leases": 18, "watch pods": 1}, watches: 10,
+		apiCPU: time.Second, apiRSS: mib, etcRSS: mib}
+	return &fleetResults{cfg: fleetSmokeConfig(), lite: side, direct: side,
+		cloudRestart: restartResult{caughtUp: time.Second}, reboot: restartResult{caughtUp: time.Second}}
+}
+
+// TestFleetCheck shows that the smoke run's check fails on the faults it
+// is there to catch.
+func TestFleetCheck(t *testing.T) {
+	for _, tt := range []struct {
+		name   string
+		mutate func(r *fleetResults)
+		want   string
+	}{
+		{"sound", func(*fleetResults) {}, ""},
+		{"no lease renewals", func(r *fleetResults) { delete(r.lite.perMin, "update leases") }, "Lease"},
+		{"no watches", func(r *fleetResults) { r.direct.watches = 0 }, "open watches"},
+		{"no CPU", func(r *fleetResults) { r.lite.apiCPU = 0 }, "CPU"},
+		{"no catch-up", func(r *fleetResults) { r.reboot.caughtUp = 0 }, "catch-up"},
+		{"stopped", func(r *fleetResults) { r.stopped = errors.New("node fleet-001 serves 3 pods, want 4") }, "stopped"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			r := soundFleet()
+			tt.mutate(r)
+			err := errors.Join(r.check()...)
+			switch {
+			case tt.want == "" && err != nil:
+				t.Errorf("check: got %v, want none", err)
+			case tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want)):
+				t.Errorf("check: got %v, want an error about %q", err, tt.want)
+			}
+		})
+	}
+}

@@ -1,0 +1,108 @@
+//go:build e2e
+
+package framework
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+)
+
+// auditPolicy records every request without bodies: when its response is
+// complete, and a watch also when it starts.
+const auditPolicy = `apiVersion: audit.k8s.io/v1
+kind: Policy
+omitStages: ["RequestReceived"]
+rules:
+- level: Metadata
+`
+
+// auditLineMax is the longest audit log line read, in bytes.
+const auditLineMax = 1 << 20
+
+// AuditEvent is one request kube-apiserver audited.
+type AuditEvent struct {
+	Stage      string `json:"stage"`
+	Verb       string `json:"verb"`
+	RequestURI string `json:"requestURI"`
+	User       struct {
+		Username string `json:"username"`
+	} `json:"user"`
+	ObjectRef *struct {
+		Resource string `json:"resource"`
+	} `json:"objectRef"`
+	ResponseStatus *struct {
+		Code int `json:"code"`
+	} `json:"responseStatus"`
+	RequestReceived time.Time `json:"requestReceivedTimestamp"`
+}
+
+// Resource is the audited request's resource, empty for a non-resource
+// URL.
+func (e AuditEvent) Resource() string {
+	if e.ObjectRef == nil {
+		return ""
+	}
+	return e.ObjectRef.Resource
+}
+
+// auditArgs writes the audit policy and returns the kube-apiserver flags
+// that log every request to auditLogPath.
+func (c *Cluster) auditArgs() []string {
+	c.t.Helper()
+	policy := filepath.Join(c.Dir, "audit-policy.yaml")
+	if err := os.WriteFile(policy, []byte(auditPolicy), 0o600); err != nil {
+		c.t.Fatalf("write audit policy: %v", err)
+	}
+	return []string{"--audit-policy-file", policy, "--audit-log-path", c.auditLogPath(),
+		"--audit-log-mode", "blocking"}
+}
+
+func (c *Cluster) auditLogPath() string { return filepath.Join(c.Dir, "audit.log") }
+
+// EdgeUser is the user name apiserver-lite authenticates as to the cloud.
+func (c *Cluster) EdgeUser() string {
+	if c.opts.NodeCredentials {
+		return fmt.Sprintf(nodeUserFmt, c.NodeName)
+	}
+	return fmt.Sprintf(edgeUserFmt, c.NodeName)
+}
+
+// CloudRequests returns the requests of the users user accepts that
+// kube-apiserver received in [since, until), from its audit log, each
+// once: a watch when it started, any other request when it completed. It
+// needs Options.AuditLog.
+func (c *Cluster) CloudRequests(user func(string) bool, since, until time.Time) []AuditEvent {
+	c.t.Helper()
+	if !c.opts.AuditLog {
+		c.t.Fatalf("cloud requests: Options.AuditLog is not set")
+	}
+	f, err := os.Open(c.auditLogPath())
+	if err != nil {
+		c.t.Fatalf("open audit log: %v", err)
+	}
+	defer f.Close()
+	var out []AuditEvent
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 0, 64<<10), auditLineMax)
+	for sc.Scan() {
+		var e AuditEvent
+		if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
+			c.t.Fatalf("audit log line: %v", err)
+		}
+		once := "ResponseComplete"
+		if e.Verb == "watch" {
+			once = "ResponseStarted"
+		}
+		if e.Stage == once && user(e.User.Username) && !e.RequestReceived.Before(since) && e.RequestReceived.Before(until) {
+			out = append(out, e)
+		}
+	}
+	if err := sc.Err(); err != nil {
+		c.t.Fatalf("read audit log: %v", err)
+	}
+	return out
+}
