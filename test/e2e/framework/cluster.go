@@ -111,6 +111,8 @@ type Cluster struct {
 	// procs lists every process ever created, in start order, for teardown
 	// and log dumps. Guarded by mu.
 	procs []*Process
+	// nextFleetPort is where mustFleetPort looks next. Guarded by mu.
+	nextFleetPort int
 }
 
 // New starts etcd and kube-apiserver with Node,RBAC authorization, applies

@@ -4,6 +4,7 @@ package framework
 
 import (
 	"fmt"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -49,7 +50,7 @@ func (c *Cluster) AddNode(name string) *Node {
 	if err != nil {
 		c.t.Fatalf("load node %s kubeconfig: %v", name, err)
 	}
-	port, door := c.mustFreePort(), c.mustFreePort()
+	port, door := c.mustFleetPort(), c.mustFleetPort()
 	n := &Node{c: c, Name: name, URL: "http://" + loopback(port), DoorURL: "https://" + loopback(door), CloudConfig: cfg,
 		kubelet: kp, dataDir: filepath.Join(c.Dir, "data-"+name)}
 	n.proc = c.newProcess("apiserver-lite-"+name, c.Bins.APIServerLite,
@@ -97,4 +98,34 @@ func (n *Node) LocalConfig() (*rest.Config, error) {
 	}
 	return &rest.Config{Host: n.DoorURL, TLSClientConfig: rest.TLSClientConfig{CAData: ca,
 		CertData: n.kubelet.CertPEM, KeyData: n.kubelet.KeyPEM}}, nil
+}
+
+// Fleet nodes listen on ports below the kernel's ephemeral range (32768
+// and up on Linux), taken in turn from fleetPortBase: a port picked by
+// binding :0 is an ephemeral one, which another daemon's outgoing
+// connection to the cloud can take before the node binds it, and a fleet
+// picks hundreds of them minutes before the last node starts.
+const (
+	fleetPortBase = 20000
+	fleetPortEnd  = 32768
+)
+
+// mustFleetPort returns the next port from fleetPortBase that is free now.
+func (c *Cluster) mustFleetPort() int {
+	c.t.Helper()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.nextFleetPort < fleetPortBase {
+		c.nextFleetPort = fleetPortBase
+	}
+	for ; c.nextFleetPort < fleetPortEnd; c.nextFleetPort++ {
+		ln, err := net.Listen("tcp", loopback(c.nextFleetPort))
+		if err == nil {
+			_ = ln.Close()
+			c.nextFleetPort++
+			return c.nextFleetPort - 1
+		}
+	}
+	c.t.Fatalf("no free port between %d and %d for a fleet node", fleetPortBase, fleetPortEnd)
+	return 0
 }
