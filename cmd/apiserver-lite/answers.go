@@ -7,6 +7,7 @@ import (
 	"net/http"
 
 	"github.com/apiserver-lite/apiserver-lite/pkg/cloudsync"
+	"github.com/apiserver-lite/apiserver-lite/pkg/holding"
 	"github.com/apiserver-lite/apiserver-lite/pkg/listwatch/readcache"
 	"github.com/apiserver-lite/apiserver-lite/pkg/listwatch/tokencache"
 	"github.com/apiserver-lite/apiserver-lite/pkg/metastore"
@@ -52,7 +53,7 @@ func withStoredAnswers(h http.Handler, res []cloudsync.Resource, store *metastor
 // pods cache; nil if pods are not synced.
 func tokenForgetter(res []cloudsync.Resource, caches []*versioncache.Cache, tokens tokencache.PrefixDeleter, log *slog.Logger) func(context.Context) error {
 	for i, r := range res {
-		if r.GVR == podsGVR {
+		if r.GVR == holding.PodsGVR {
 			return func(ctx context.Context) error { return tokencache.ForgetDeletedPods(ctx, caches[i], tokens, log) }
 		}
 	}

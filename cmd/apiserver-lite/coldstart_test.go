@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/apiserver-lite/apiserver-lite/pkg/cloudsync"
+	"github.com/apiserver-lite/apiserver-lite/pkg/holding"
 	"github.com/apiserver-lite/apiserver-lite/pkg/metastore"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -34,8 +35,8 @@ const (
 	coldStartTimeout = time.Minute
 )
 
-var coldPodsRes = cloudsync.Resource{GVR: podsGVR, FieldSelector: "spec.nodeName=n1"}
-var coldCMsRes = cloudsync.Resource{GVR: configMapsGVR}
+var coldPodsRes = cloudsync.Resource{GVR: holding.PodsGVR, FieldSelector: "spec.nodeName=n1"}
+var coldCMsRes = cloudsync.Resource{GVR: holding.ConfigMapsGVR}
 
 // coldPod returns pod i at rv, with its seq annotation set to seq.
 func coldPod(i int, rv uint64, seq int) []byte {
@@ -100,7 +101,7 @@ func seedColdStore(tb testing.TB, dir string, n, logSize int) {
 	pods := n * coldPodShare / coldObjectsShare
 	mustPutInfo(tb, st, coldPodsRes, "pods", "Pod")
 	mustPutInfo(tb, st, coldCMsRes, "configmaps", "ConfigMap")
-	if err := st.PutMeta(ctx, scopeMetaKey, []byte(scopeCluster)); err != nil {
+	if err := st.PutMeta(ctx, holding.MetaKey, []byte(holding.ScopeCluster)); err != nil {
 		tb.Fatal(err)
 	}
 	if err := st.PutMeta(ctx, cloudsync.VersionKey, []byte(seededVersion)); err != nil {

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 
 	"github.com/apiserver-lite/apiserver-lite/pkg/cloudsync"
+	"github.com/apiserver-lite/apiserver-lite/pkg/holding"
 	"github.com/apiserver-lite/apiserver-lite/pkg/metastore"
 	"github.com/apiserver-lite/apiserver-lite/pkg/versioncache"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -13,47 +14,23 @@ import (
 	"k8s.io/client-go/tools/cache"
 )
 
-// GVRs node scope syncs or holds.
-var (
-	podsGVR       = schema.GroupVersionResource{Version: "v1", Resource: "pods"}
-	nodesGVR      = schema.GroupVersionResource{Version: "v1", Resource: "nodes"}
-	secretsGVR    = schema.GroupVersionResource{Version: "v1", Resource: "secrets"}
-	configMapsGVR = schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}
-)
-
-// nodeScopeResources is what the Node authorizer lets system:node:<node>
-// list and watch: its pods and own Node, services, runtimeclasses and
-// csidrivers; and, held one by one while referenced, secrets and
-// configmaps. Namespaces and endpointslices are not readable by a node.
-func nodeScopeResources(node string) []cloudsync.Resource {
-	return []cloudsync.Resource{
-		{GVR: podsGVR, FieldSelector: "spec.nodeName=" + node},
-		{GVR: nodesGVR, FieldSelector: "metadata.name=" + node},
-		{GVR: schema.GroupVersionResource{Version: "v1", Resource: "services"}},
-		{GVR: schema.GroupVersionResource{Group: "node.k8s.io", Version: "v1", Resource: "runtimeclasses"}},
-		{GVR: schema.GroupVersionResource{Group: "storage.k8s.io", Version: "v1", Resource: "csidrivers"}},
-		{GVR: secretsGVR, OnDemand: true},
-		{GVR: configMapsGVR, OnDemand: true},
-	}
-}
-
 // scopedResources returns the scope, the configured resources in cluster
 // scope or node scope's set, and the background check of a scope taken
 // without the cloud (nil if none).
-func scopedResources(ctx context.Context, cfg config, configured []cloudsync.Resource, cloud *rest.Config, store *metastore.Store, log *slog.Logger) (string, []cloudsync.Resource, scopeCheck, error) {
-	ask, err := selfReview(cloud)
+func scopedResources(ctx context.Context, cfg config, configured []cloudsync.Resource, cloud *rest.Config, store *metastore.Store, log *slog.Logger) (string, []cloudsync.Resource, holding.Check, error) {
+	ask, err := holding.SelfReview(cloud)
 	if err != nil {
 		return "", nil, nil, err
 	}
-	scope, check, err := resolveScope(ctx, cfg.SyncScope, cfg.NodeName, ask, store, log)
+	scope, check, err := holding.Resolve(ctx, cfg.SyncScope, cfg.NodeName, ask, store, log)
 	if err != nil {
 		return "", nil, nil, fmt.Errorf("sync scope: %w", err)
 	}
 	log.Info("sync scope", "scope", scope, "configured", cfg.SyncScope)
-	if scope == scopeCluster {
+	if scope == holding.ScopeCluster {
 		return scope, configured, check, nil
 	}
-	return scope, nodeScopeResources(cfg.NodeName), check, nil
+	return scope, holding.NodeResources(cfg.NodeName), check, nil
 }
 
 // newDemand returns the runner holding the OnDemand resources of res, or
@@ -63,13 +40,13 @@ func newDemand(cl cloudClients, res []cloudsync.Resource, caches []*versioncache
 	for i, r := range res {
 		byGVR[r.GVR] = i
 	}
-	si, hasSecrets := byGVR[secretsGVR]
-	ci, hasConfigMaps := byGVR[configMapsGVR]
+	si, hasSecrets := byGVR[holding.SecretsGVR]
+	ci, hasConfigMaps := byGVR[holding.ConfigMapsGVR]
 	if !hasSecrets || !res[si].OnDemand {
 		return nil, nil
 	}
-	pi, hasPods := byGVR[podsGVR]
-	ni, hasNodes := byGVR[nodesGVR]
+	pi, hasPods := byGVR[holding.PodsGVR]
+	ni, hasNodes := byGVR[holding.NodesGVR]
 	if !hasConfigMaps || !hasPods || !hasNodes {
 		return nil, fmt.Errorf("on-demand secrets need pods, nodes and configmaps")
 	}

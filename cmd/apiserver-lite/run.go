@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/apiserver-lite/apiserver-lite/pkg/cloudsync"
+	"github.com/apiserver-lite/apiserver-lite/pkg/holding"
 	"github.com/apiserver-lite/apiserver-lite/pkg/listwatch"
 	"github.com/apiserver-lite/apiserver-lite/pkg/metastore"
 	"github.com/apiserver-lite/apiserver-lite/pkg/versioncache"
@@ -130,7 +131,7 @@ func serve(ctx context.Context, cfg config, res []cloudsync.Resource, store *met
 	}
 	api := withStoredAnswers(handler, res, store, tokens, caches, cfg.NodeName, link, log)
 	doors, err := openDoors(cfg, doorDeps{handler: func(door string) http.Handler { return o.handler(api, door) },
-		cloud: cloud, caches: caches, store: store, link: link, log: log, clusterScope: scope == scopeCluster,
+		cloud: cloud, caches: caches, store: store, link: link, log: log, clusterScope: scope == holding.ScopeCluster,
 		keySealer: st.sealer})
 	if err != nil {
 		return err

@@ -4,21 +4,23 @@ import (
 	"context"
 	"log/slog"
 	"sync"
+
+	"github.com/apiserver-lite/apiserver-lite/pkg/holding"
 )
 
 // scopeGate holds the loops that sync from the cloud until the cloud has
 // confirmed the sync scope startup took without it, or has not answered
-// within startupPatience, so the local API serves the stored state at once
+// within holding.StartupPatience, so the local API serves the stored state at once
 // while nothing is synced under credentials the cloud contradicts.
 type scopeGate struct {
-	check scopeCheck // nil: nothing to confirm
+	check holding.Check // nil: nothing to confirm
 	log   *slog.Logger
 	// open is closed once the loops may sync. Immutable.
 	open     chan struct{}
 	openOnce sync.Once
 }
 
-func newScopeGate(check scopeCheck, log *slog.Logger) *scopeGate {
+func newScopeGate(check holding.Check, log *slog.Logger) *scopeGate {
 	g := &scopeGate{check: check, log: log, open: make(chan struct{})}
 	if check == nil {
 		g.openGate()
@@ -30,7 +32,7 @@ func (g *scopeGate) openGate() { g.openOnce.Do(func() { close(g.open) }) }
 
 // run confirms the scope and opens the gate, then waits for ctx. A cloud
 // that contradicts the scope keeps the gate shut (or, if it answered only
-// after startupPatience, leaves it open) and ends run with the error,
+// after holding.StartupPatience, leaves it open) and ends run with the error,
 // which fails /livez: a restart applies the stored answer, or stops on
 // another node's credentials.
 func (g *scopeGate) run(ctx context.Context) error {

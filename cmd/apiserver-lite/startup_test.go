@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/apiserver-lite/apiserver-lite/pkg/cloudsync"
+	"github.com/apiserver-lite/apiserver-lite/pkg/holding"
 	"github.com/apiserver-lite/apiserver-lite/pkg/metastore"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
@@ -85,7 +86,7 @@ current-context: x
 	// Node scope holds services whole; the store says auto chose node
 	// scope before, so the restart takes it without asking.
 	mustSeedStore(t, data, cloudsync.Resource{GVR: schema.GroupVersionResource{Version: "v1", Resource: "services"}})
-	mustStoreScope(t, data, scopeNode)
+	mustStoreScope(t, data, holding.ScopeNode)
 	addr := mustFreeAddress(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
@@ -113,7 +114,7 @@ current-context: x
 	cloud.release() // a stalled request would hold the shutdown up
 	// Serving must not have waited out the cloud's silence: it came before
 	// the SelfSubjectReview had been pending for half the patience.
-	if review := cloud.firstReview(); !review.IsZero() && served.Sub(review) >= startupPatience/2 {
+	if review := cloud.firstReview(); !review.IsZero() && served.Sub(review) >= holding.StartupPatience/2 {
 		t.Errorf("first LIST answered %v after the SelfSubjectReview reached the silent cloud, want serving not to wait for it",
 			served.Sub(review).Round(time.Millisecond))
 	}
@@ -130,7 +131,7 @@ func mustStoreScope(t *testing.T, dir, scope string) {
 		t.Fatalf("open store: %v", err)
 	}
 	defer st.Close()
-	if err := st.PutMeta(context.Background(), scopeMetaKey, []byte(scope)); err != nil {
+	if err := st.PutMeta(context.Background(), holding.MetaKey, []byte(scope)); err != nil {
 		t.Fatalf("store scope: %v", err)
 	}
 }

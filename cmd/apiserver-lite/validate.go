@@ -9,13 +9,15 @@ import (
 	"slices"
 
 	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/apiserver-lite/apiserver-lite/pkg/holding"
 )
 
 // logFormats are the accepted log-format values.
 var logFormats = []string{"text", "json"}
 
 // scopeValues are the accepted sync-scope values.
-var scopeValues = []string{scopeAuto, scopeNode, scopeCluster}
+var scopeValues = []string{holding.ScopeAuto, holding.ScopeNode, holding.ScopeCluster}
 
 // Validate checks every value and that the files the config names exist:
 // what `apiserver-lite config check` reports, and what the daemon checks

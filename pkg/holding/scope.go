@@ -1,4 +1,4 @@
-package main
+package holding
 
 import (
 	"context"
@@ -20,14 +20,14 @@ import (
 
 // The values of --sync-scope.
 const (
-	scopeAuto    = "auto"
-	scopeNode    = "node"
-	scopeCluster = "cluster"
+	ScopeAuto    = "auto"
+	ScopeNode    = "node"
+	ScopeCluster = "cluster"
 )
 
-// scopeMetaKey is the metastore meta key of the scope auto chose last, so
+// MetaKey is the metastore meta key of the scope auto chose last, so
 // that an offline restart makes the same choice.
-const scopeMetaKey = "sync-scope"
+const MetaKey = "sync-scope"
 
 // Node identities, as the Node authorizer recognises them.
 const (
@@ -39,24 +39,24 @@ const (
 // then falls back to the stored choice.
 const selfReviewTimeout = 10 * time.Second
 
-// startupPatience bounds the wait of the sync loops for the cloud's first
+// StartupPatience bounds the wait of the sync loops for the cloud's first
 // answer on the scope startup took without it. A cloud that accepts
 // connections but does not answer (an overloaded API server, a half-open
 // link) would otherwise hold them for selfReviewTimeout; past it they sync
 // unconfirmed, as offline, while the check goes on.
-const startupPatience = time.Second
+const StartupPatience = time.Second
 
-// errWrongNode is returned when the credentials belong to another node.
-var errWrongNode = errors.New("credentials are another node's")
+// ErrWrongNode is returned when the credentials belong to another node.
+var ErrWrongNode = errors.New("credentials are another node's")
 
-// errNotNode is returned by auto for credentials that are not a node's:
+// ErrNotNode is returned by auto for credentials that are not a node's:
 // holding the cluster-wide resources list on them is an explicit choice.
-var errNotNode = errors.New("sync-scope auto runs node scope only, and the credentials are not a node's")
+var ErrNotNode = errors.New("sync-scope auto runs node scope only, and the credentials are not a node's")
 
-// notNode explains errNotNode for the identity who.
+// notNode explains ErrNotNode for the identity who.
 func notNode(who string) error {
 	return fmt.Errorf("%w (%s): to hold the configured resources list with these credentials, "+
-		"set --sync-scope=cluster explicitly; for a node, use its own kubelet credentials", errNotNode, who)
+		"set --sync-scope=cluster explicitly; for a node, use its own kubelet credentials", ErrNotNode, who)
 }
 
 // scopeBackoff spaces SelfSubjectReview retries while the cloud is
@@ -64,11 +64,11 @@ func notNode(who string) error {
 // yet, so startup waits for the cloud.
 var scopeBackoff = wait.Backoff{Duration: time.Second, Factor: 2, Jitter: 0.5, Steps: 1 << 30, Cap: 30 * time.Second}
 
-// whoAmI returns the cloud's view of the daemon's identity.
-type whoAmI func(ctx context.Context) (authenticationv1.UserInfo, error)
+// WhoAmI returns the cloud's view of the daemon's identity.
+type WhoAmI func(ctx context.Context) (authenticationv1.UserInfo, error)
 
-// selfReview asks the cloud with a SelfSubjectReview.
-func selfReview(cloud *rest.Config) (whoAmI, error) {
+// SelfReview asks the cloud with a SelfSubjectReview.
+func SelfReview(cloud *rest.Config) (WhoAmI, error) {
 	c, err := authv1client.NewForConfig(cloud)
 	if err != nil {
 		return nil, fmt.Errorf("cloud client: %w", err)
@@ -89,21 +89,21 @@ func selfReview(cloud *rest.Config) (whoAmI, error) {
 func scopeOf(u authenticationv1.UserInfo, nodeName string) (string, error) {
 	name, isNode := strings.CutPrefix(u.Username, nodeUserPrefix)
 	if !isNode || !slices.Contains(u.Groups, nodesGroup) {
-		return scopeCluster, nil
+		return ScopeCluster, nil
 	}
 	if name != nodeName {
-		return "", fmt.Errorf("%w: the cloud knows them as node %q, but node-name is %q", errWrongNode, name, nodeName)
+		return "", fmt.Errorf("%w: the cloud knows them as node %q, but node-name is %q", ErrWrongNode, name, nodeName)
 	}
-	return scopeNode, nil
+	return ScopeNode, nil
 }
 
-// scopeCheck confirms with the cloud a scope startup took without asking
+// Check confirms with the cloud a scope startup took without asking
 // it: it returns nil once confirmed, an error if the cloud contradicts it,
 // or ctx.Err(). It calls unconfirmed, once, if the cloud did not answer
-// within startupPatience.
-type scopeCheck func(ctx context.Context, unconfirmed func()) error
+// within StartupPatience.
+type Check func(ctx context.Context, unconfirmed func()) error
 
-// resolveScope returns the scope to run in. Serving never waits for the
+// Resolve returns the scope to run in. Serving never waits for the
 // cloud when startup can go on without it: in node scope, and in auto
 // scope with an earlier choice stored (the cloud's own earlier answer, or
 // cluster for a store an earlier version filled), the scope is returned
@@ -111,15 +111,15 @@ type scopeCheck func(ctx context.Context, unconfirmed func()) error
 // (see scopeGate). Otherwise
 // auto asks the cloud, storing the answer, and waits for it while it is
 // unreachable.
-func resolveScope(ctx context.Context, configured, nodeName string, ask whoAmI, store *metastore.Store, log *slog.Logger) (string, scopeCheck, error) {
-	if configured == scopeCluster {
-		return scopeCluster, nil, nil
+func Resolve(ctx context.Context, configured, nodeName string, ask WhoAmI, store *metastore.Store, log *slog.Logger) (string, Check, error) {
+	if configured == ScopeCluster {
+		return ScopeCluster, nil, nil
 	}
-	if configured == scopeNode {
-		return scopeNode, checkScope(configured, scopeNode, nodeName, ask, store, log), nil
+	if configured == ScopeNode {
+		return ScopeNode, checkScope(configured, ScopeNode, nodeName, ask, store, log), nil
 	}
 	if scope, ok, err := storedScope(ctx, store); err != nil || ok {
-		if err == nil && scope != scopeNode {
+		if err == nil && scope != ScopeNode {
 			return "", nil, notNode("the stored " + scope + " scope")
 		}
 		return scope, checkScope(configured, scope, nodeName, ask, store, log), err
@@ -132,11 +132,11 @@ func resolveScope(ctx context.Context, configured, nodeName string, ask whoAmI, 
 			if err != nil {
 				return "", nil, err
 			}
-			if scope != scopeNode {
+			if scope != ScopeNode {
 				return "", nil, notNode(u.Username)
 			}
 			log.Info("sync scope chosen", "scope", scope, "user", u.Username)
-			return scope, nil, store.PutMeta(ctx, scopeMetaKey, []byte(scope))
+			return scope, nil, store.PutMeta(ctx, MetaKey, []byte(scope))
 		}
 		if apierrors.IsForbidden(err) || apierrors.IsUnauthorized(err) {
 			return "", nil, fmt.Errorf("choose sync scope: %w", err)
@@ -152,7 +152,7 @@ func resolveScope(ctx context.Context, configured, nodeName string, ask whoAmI, 
 // cloud: it asks the cloud until it answers, then fails if the
 // credentials are another node's or, in auto scope, not a node's. A cloud that refuses to
 // answer confirms nothing but is not asked again.
-func checkScope(configured, scope, nodeName string, ask whoAmI, store *metastore.Store, log *slog.Logger) scopeCheck {
+func checkScope(configured, scope, nodeName string, ask WhoAmI, store *metastore.Store, log *slog.Logger) Check {
 	return func(ctx context.Context, unconfirmed func()) error {
 		delay := scopeBackoff
 		for first := true; ; first = false {
@@ -175,11 +175,11 @@ func checkScope(configured, scope, nodeName string, ask whoAmI, store *metastore
 	}
 }
 
-// askWithin asks the cloud, within startupPatience the first time.
-func askWithin(ctx context.Context, ask whoAmI, first bool) (authenticationv1.UserInfo, error) {
+// askWithin asks the cloud, within StartupPatience the first time.
+func askWithin(ctx context.Context, ask WhoAmI, first bool) (authenticationv1.UserInfo, error) {
 	if first {
 		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, startupPatience)
+		ctx, cancel = context.WithTimeout(ctx, StartupPatience)
 		defer cancel()
 	}
 	return ask(ctx)
@@ -192,7 +192,7 @@ func confirmScope(configured, scope, nodeName string, u authenticationv1.UserInf
 	if err != nil {
 		return err
 	}
-	if configured == scopeAuto && answer != scope {
+	if configured == ScopeAuto && answer != scope {
 		return notNode(u.Username)
 	}
 	return nil
@@ -213,11 +213,11 @@ func sleepCtx(ctx context.Context, d time.Duration) error {
 // storedScope returns the scope stored by an earlier run. A store filled by
 // a version without scopes ran in cluster scope.
 func storedScope(ctx context.Context, store *metastore.Store) (string, bool, error) {
-	raw, err := store.GetMeta(ctx, scopeMetaKey)
+	raw, err := store.GetMeta(ctx, MetaKey)
 	switch {
 	case err == nil:
 		s := string(raw)
-		if s != scopeNode && s != scopeCluster {
+		if s != ScopeNode && s != ScopeCluster {
 			return "", false, fmt.Errorf("stored sync scope %q is invalid", s)
 		}
 		return s, true, nil
@@ -228,5 +228,5 @@ func storedScope(ctx context.Context, store *metastore.Store) (string, bool, err
 	if err != nil {
 		return "", false, err
 	}
-	return scopeCluster, len(keys) > 0, nil
+	return ScopeCluster, len(keys) > 0, nil
 }

@@ -1,4 +1,4 @@
-package main
+package holding
 
 import (
 	"context"
@@ -20,16 +20,16 @@ func TestScopeOf(t *testing.T) {
 		want    string
 		wantErr string
 	}{
-		{"this node", authenticationv1.UserInfo{Username: "system:node:n1", Groups: []string{"system:nodes", "system:authenticated"}}, scopeNode, ""},
-		{"node name without the group", authenticationv1.UserInfo{Username: "system:node:n1", Groups: []string{"system:authenticated"}}, scopeCluster, ""},
-		{"admin", authenticationv1.UserInfo{Username: "admin", Groups: []string{"system:masters"}}, scopeCluster, ""},
+		{"this node", authenticationv1.UserInfo{Username: "system:node:n1", Groups: []string{"system:nodes", "system:authenticated"}}, ScopeNode, ""},
+		{"node name without the group", authenticationv1.UserInfo{Username: "system:node:n1", Groups: []string{"system:authenticated"}}, ScopeCluster, ""},
+		{"admin", authenticationv1.UserInfo{Username: "admin", Groups: []string{"system:masters"}}, ScopeCluster, ""},
 		{"another node", authenticationv1.UserInfo{Username: "system:node:n2", Groups: []string{"system:nodes"}}, "", `node "n2", but node-name is "n1"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			got, err := scopeOf(tt.user, "n1")
 			if tt.wantErr != "" {
-				if err == nil || !strings.Contains(err.Error(), tt.wantErr) || !errors.Is(err, errWrongNode) {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) || !errors.Is(err, ErrWrongNode) {
 					t.Fatalf("got error %v, want one containing %q", err, tt.wantErr)
 				}
 				return
@@ -53,20 +53,20 @@ func TestResolveScopeStoredForOffline(t *testing.T) {
 	offline := func(context.Context) (authenticationv1.UserInfo, error) {
 		return authenticationv1.UserInfo{}, errors.New("connection refused")
 	}
-	if got, check, err := resolveScope(ctx, scopeAuto, "n1", nodeAnswers("n1"), store, log); err != nil || got != scopeNode || check != nil {
-		t.Fatalf("online: got %q, check %v, %v, want %q without a check", got, check != nil, err, scopeNode)
+	if got, check, err := Resolve(ctx, ScopeAuto, "n1", nodeAnswers("n1"), store, log); err != nil || got != ScopeNode || check != nil {
+		t.Fatalf("online: got %q, check %v, %v, want %q without a check", got, check != nil, err, ScopeNode)
 	}
-	if got, _, err := resolveScope(ctx, scopeAuto, "n1", offline, store, log); err != nil || got != scopeNode {
-		t.Errorf("offline restart: got %q, %v, want the stored %q", got, err, scopeNode)
+	if got, _, err := Resolve(ctx, ScopeAuto, "n1", offline, store, log); err != nil || got != ScopeNode {
+		t.Errorf("offline restart: got %q, %v, want the stored %q", got, err, ScopeNode)
 	}
-	if got, check, err := resolveScope(ctx, scopeCluster, "n1", nodeAnswers("n1"), store, log); err != nil || got != scopeCluster || check != nil {
-		t.Errorf("configured cluster: got %q, check %v, %v, want %q without a check", got, check != nil, err, scopeCluster)
+	if got, check, err := Resolve(ctx, ScopeCluster, "n1", nodeAnswers("n1"), store, log); err != nil || got != ScopeCluster || check != nil {
+		t.Errorf("configured cluster: got %q, check %v, %v, want %q without a check", got, check != nil, err, ScopeCluster)
 	}
 }
 
 // nodeAnswers answers a SelfSubjectReview as node's credentials, or for
 // node "" as an admin's.
-func nodeAnswers(node string) whoAmI {
+func nodeAnswers(node string) WhoAmI {
 	return func(context.Context) (authenticationv1.UserInfo, error) {
 		if node == "" {
 			return authenticationv1.UserInfo{Username: "admin", Groups: []string{"system:masters"}}, nil
@@ -82,7 +82,7 @@ func TestResolveScopeAutoRefusesNonNode(t *testing.T) {
 	log := slog.New(slog.DiscardHandler)
 	for _, tc := range []struct {
 		name   string
-		ask    whoAmI
+		ask    WhoAmI
 		stored string
 	}{
 		{"admin online", func(context.Context) (authenticationv1.UserInfo, error) {
@@ -93,7 +93,7 @@ func TestResolveScopeAutoRefusesNonNode(t *testing.T) {
 		}, ""},
 		{"stored cluster offline", func(context.Context) (authenticationv1.UserInfo, error) {
 			return authenticationv1.UserInfo{}, errors.New("connection refused")
-		}, scopeCluster},
+		}, ScopeCluster},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			store, err := metastore.Open(ctx, filepath.Join(t.TempDir(), "state.db"))
@@ -102,13 +102,13 @@ func TestResolveScopeAutoRefusesNonNode(t *testing.T) {
 			}
 			defer store.Close()
 			if tc.stored != "" {
-				if err := store.PutMeta(ctx, scopeMetaKey, []byte(tc.stored)); err != nil {
+				if err := store.PutMeta(ctx, MetaKey, []byte(tc.stored)); err != nil {
 					t.Fatal(err)
 				}
 			}
-			got, _, err := resolveScope(ctx, scopeAuto, "n1", tc.ask, store, log)
-			if !errors.Is(err, errNotNode) || !strings.Contains(err.Error(), "--sync-scope=cluster") {
-				t.Fatalf("got %q, %v; want errNotNode naming --sync-scope=cluster", got, err)
+			got, _, err := Resolve(ctx, ScopeAuto, "n1", tc.ask, store, log)
+			if !errors.Is(err, ErrNotNode) || !strings.Contains(err.Error(), "--sync-scope=cluster") {
+				t.Fatalf("got %q, %v; want ErrNotNode naming --sync-scope=cluster", got, err)
 			}
 		})
 	}
@@ -130,7 +130,7 @@ func TestResolveScopeWaitsForCloud(t *testing.T) {
 		}
 		return authenticationv1.UserInfo{}, errors.New("connection refused")
 	}
-	_, _, err = resolveScope(ctx, scopeAuto, "n1", ask, store, slog.New(slog.DiscardHandler))
+	_, _, err = Resolve(ctx, ScopeAuto, "n1", ask, store, slog.New(slog.DiscardHandler))
 	if !errors.Is(err, context.Canceled) || calls != 2 {
 		t.Errorf("got %v after %d calls, want context.Canceled after 2", err, calls)
 	}
@@ -148,10 +148,10 @@ func TestResolveScopeDoesNotWaitForCloud(t *testing.T) {
 		wantErr    error // of the check once the cloud answers
 		wantStored string
 	}{
-		{"auto, stored choice confirmed", scopeAuto, scopeNode, "n1", scopeNode, nil, scopeNode},
-		{"auto, stored node, credentials not a node's", scopeAuto, scopeNode, "", scopeNode, errNotNode, scopeNode},
-		{"node, own credentials", scopeNode, "", "n1", scopeNode, nil, ""},
-		{"node, another node's credentials", scopeNode, "", "n2", scopeNode, errWrongNode, ""},
+		{"auto, stored choice confirmed", ScopeAuto, ScopeNode, "n1", ScopeNode, nil, ScopeNode},
+		{"auto, stored node, credentials not a node's", ScopeAuto, ScopeNode, "", ScopeNode, ErrNotNode, ScopeNode},
+		{"node, own credentials", ScopeNode, "", "n1", ScopeNode, nil, ""},
+		{"node, another node's credentials", ScopeNode, "", "n2", ScopeNode, ErrWrongNode, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx, cancel := context.WithCancel(context.Background())
@@ -162,7 +162,7 @@ func TestResolveScopeDoesNotWaitForCloud(t *testing.T) {
 			}
 			defer store.Close()
 			if tc.stored != "" {
-				if err := store.PutMeta(ctx, scopeMetaKey, []byte(tc.stored)); err != nil {
+				if err := store.PutMeta(ctx, MetaKey, []byte(tc.stored)); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -171,7 +171,7 @@ func TestResolveScopeDoesNotWaitForCloud(t *testing.T) {
 				<-answer
 				return nodeAnswers(tc.node)(ctx)
 			}
-			got, check, err := resolveScope(ctx, tc.configured, "n1", ask, store, slog.New(slog.DiscardHandler))
+			got, check, err := Resolve(ctx, tc.configured, "n1", ask, store, slog.New(slog.DiscardHandler))
 			if err != nil || got != tc.want || check == nil {
 				t.Fatalf("got %q, check %v, %v, want %q with a check", got, check != nil, err, tc.want)
 			}
@@ -182,68 +182,14 @@ func TestResolveScopeDoesNotWaitForCloud(t *testing.T) {
 			select {
 			case err := <-done:
 				t.Fatalf("check: got %v before the cloud answered, want it waiting", err)
-			case <-time.After(startupPatience / 2):
+			case <-time.After(StartupPatience / 2):
 			}
 			close(answer)
 			if err := <-done; !errors.Is(err, tc.wantErr) {
 				t.Errorf("check: got %v, want %v", err, tc.wantErr)
 			}
-			if stored, _ := store.GetMeta(context.Background(), scopeMetaKey); string(stored) != tc.wantStored {
+			if stored, _ := store.GetMeta(context.Background(), MetaKey); string(stored) != tc.wantStored {
 				t.Errorf("stored scope: got %q, want %q", stored, tc.wantStored)
-			}
-		})
-	}
-}
-
-// The sync loops wait for the scope's confirmation; a contradicted scope
-// keeps them from starting and ends the gate's run with the error.
-func TestScopeGate(t *testing.T) {
-	for _, tc := range []struct {
-		name     string
-		check    scopeCheck
-		wantSync bool
-		wantErr  bool
-	}{
-		{"nothing to confirm", nil, true, false},
-		{"confirmed", func(context.Context, func()) error { return nil }, true, false},
-		{"contradicted", func(context.Context, func()) error { return errWrongNode }, false, true},
-		{"unanswered", func(ctx context.Context, unconfirmed func()) error {
-			unconfirmed()
-			<-ctx.Done()
-			return ctx.Err()
-		}, true, false},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			ctx, cancel := context.WithCancel(context.Background())
-			g := newScopeGate(tc.check, slog.New(slog.DiscardHandler))
-			synced := make(chan struct{})
-			held := g.hold(func(context.Context) error { close(synced); return nil })
-			gateDone := make(chan error, 1)
-			go func() { gateDone <- g.run(ctx) }()
-			heldDone := make(chan error, 1)
-			go func() { heldDone <- held(ctx) }()
-			select {
-			case <-synced:
-				if !tc.wantSync {
-					t.Fatalf("sync loop: got started, want held")
-				}
-			case err := <-gateDone:
-				if !tc.wantErr || err == nil {
-					t.Fatalf("gate: got %v before the loop started, want it running", err)
-				}
-			}
-			cancel()
-			<-heldDone
-			if tc.wantErr {
-				select {
-				case <-synced:
-					t.Errorf("sync loop: got started after a contradicted scope, want held")
-				default:
-				}
-				return
-			}
-			if err := <-gateDone; err != nil {
-				t.Errorf("gate after shutdown: got %v, want nil", err)
 			}
 		})
 	}
@@ -266,9 +212,9 @@ func TestScopeCheckUnanswered(t *testing.T) {
 		return nodeAnswers("n2")(ctx)
 	}
 	unconfirmed := 0
-	check := checkScope(scopeNode, scopeNode, "n1", ask, store, slog.New(slog.DiscardHandler))
-	if err := check(ctx, func() { unconfirmed++ }); !errors.Is(err, errWrongNode) {
-		t.Errorf("check: got %v, want errWrongNode from the later answer", err)
+	check := checkScope(ScopeNode, ScopeNode, "n1", ask, store, slog.New(slog.DiscardHandler))
+	if err := check(ctx, func() { unconfirmed++ }); !errors.Is(err, ErrWrongNode) {
+		t.Errorf("check: got %v, want ErrWrongNode from the later answer", err)
 	}
 	if unconfirmed != 1 || calls != 2 {
 		t.Errorf("got %d unconfirmed calls after %d asks, want 1 after 2", unconfirmed, calls)

@@ -1,0 +1,7 @@
+// Package holding decides what this node holds and on whose identity: the
+// sync scope (node scope for the node's own credentials, cluster scope
+// only when configured, auto never widening to it), how the choice is
+// stored for offline restarts and confirmed with the cloud afterwards,
+// and node scope's set of resources (what the Node authorizer lets the
+// node read). cmd wires it; the doors ask listwatch/auth who may read it.
+package holding
