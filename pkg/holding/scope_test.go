@@ -44,11 +44,7 @@ func TestScopeOf(t *testing.T) {
 // An auto choice made online is stored and made again offline.
 func TestResolveScopeStoredForOffline(t *testing.T) {
 	ctx := context.Background()
-	store, err := metastore.Open(ctx, filepath.Join(t.TempDir(), "state.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer store.Close()
+	store := openStore(t, "")
 	log := slog.New(slog.DiscardHandler)
 	offline := func(context.Context) (authenticationv1.UserInfo, error) {
 		return authenticationv1.UserInfo{}, errors.New("connection refused")
@@ -96,16 +92,7 @@ func TestResolveScopeAutoRefusesNonNode(t *testing.T) {
 		}, ScopeCluster},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			store, err := metastore.Open(ctx, filepath.Join(t.TempDir(), "state.db"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer store.Close()
-			if tc.stored != "" {
-				if err := store.PutMeta(ctx, MetaKey, []byte(tc.stored)); err != nil {
-					t.Fatal(err)
-				}
-			}
+			store := openStore(t, tc.stored)
 			got, _, err := Resolve(ctx, ScopeAuto, "n1", tc.ask, store, log)
 			if !errors.Is(err, ErrNotNode) || !strings.Contains(err.Error(), "--sync-scope=cluster") {
 				t.Fatalf("got %q, %v; want ErrNotNode naming --sync-scope=cluster", got, err)
@@ -117,11 +104,7 @@ func TestResolveScopeAutoRefusesNonNode(t *testing.T) {
 // Offline with nothing stored, auto waits for the cloud.
 func TestResolveScopeWaitsForCloud(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
-	store, err := metastore.Open(ctx, filepath.Join(t.TempDir(), "state.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer store.Close()
+	store := openStore(t, "")
 	calls := 0
 	ask := func(context.Context) (authenticationv1.UserInfo, error) {
 		calls++
@@ -130,7 +113,7 @@ func TestResolveScopeWaitsForCloud(t *testing.T) {
 		}
 		return authenticationv1.UserInfo{}, errors.New("connection refused")
 	}
-	_, _, err = Resolve(ctx, ScopeAuto, "n1", ask, store, slog.New(slog.DiscardHandler))
+	_, _, err := Resolve(ctx, ScopeAuto, "n1", ask, store, slog.New(slog.DiscardHandler))
 	if !errors.Is(err, context.Canceled) || calls != 2 {
 		t.Errorf("got %v after %d calls, want context.Canceled after 2", err, calls)
 	}
@@ -156,16 +139,7 @@ func TestResolveScopeDoesNotWaitForCloud(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
-			store, err := metastore.Open(ctx, filepath.Join(t.TempDir(), "state.db"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer store.Close()
-			if tc.stored != "" {
-				if err := store.PutMeta(ctx, MetaKey, []byte(tc.stored)); err != nil {
-					t.Fatal(err)
-				}
-			}
+			store := openStore(t, tc.stored)
 			answer := make(chan struct{}) // the cloud answers once closed
 			ask := func(ctx context.Context) (authenticationv1.UserInfo, error) {
 				<-answer
@@ -199,11 +173,7 @@ func TestResolveScopeDoesNotWaitForCloud(t *testing.T) {
 // and its later answer is still checked.
 func TestScopeCheckUnanswered(t *testing.T) {
 	ctx := context.Background()
-	store, err := metastore.Open(ctx, filepath.Join(t.TempDir(), "state.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer store.Close()
+	store := openStore(t, "")
 	calls := 0
 	ask := func(ctx context.Context) (authenticationv1.UserInfo, error) {
 		if calls++; calls == 1 {
@@ -219,4 +189,21 @@ func TestScopeCheckUnanswered(t *testing.T) {
 	if unconfirmed != 1 || calls != 2 {
 		t.Errorf("got %d unconfirmed calls after %d asks, want 1 after 2", unconfirmed, calls)
 	}
+}
+
+// openStore opens a store in a temporary dir, closed when the test ends,
+// with scope stored as an earlier choice unless it is empty.
+func openStore(t *testing.T, scope string) *metastore.Store {
+	t.Helper()
+	store, err := metastore.Open(context.Background(), filepath.Join(t.TempDir(), "state.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { store.Close() })
+	if scope != "" {
+		if err := store.PutMeta(context.Background(), MetaKey, []byte(scope)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return store
 }
