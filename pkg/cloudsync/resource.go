@@ -18,6 +18,11 @@ type Resource struct {
 	// while referenced (see Demand). Its stored state is kept apart from a
 	// listed copy of the same GVR.
 	OnDemand bool
+	// ForPods marks a resource held only while pods on this node read it
+	// on their own identities (see pkg/holding/forpods): it is listed and
+	// watched on a token bound to such a pod, not on the node's identity,
+	// and its stored state is kept apart from a configured copy.
+	ForPods bool
 }
 
 // Key identifies the resource's stored state. It covers the selectors and
@@ -36,6 +41,9 @@ func (r Resource) Key() string {
 	}
 	if r.OnDemand {
 		q.Set("onDemand", "true")
+	}
+	if r.ForPods {
+		q.Set("forPods", "true")
 	}
 	k := r.GVR.Group + "/" + r.GVR.Version + "/" + r.GVR.Resource
 	if len(q) > 0 {

@@ -12,6 +12,7 @@ func TestResourceKey(t *testing.T) {
 		{"group", Resource{GVR: cmGVR.GroupVersion().WithResource("leases")}, "/v1/leases"},
 		{"narrowed", Resource{GVR: cmGVR, Namespace: "ns", FieldSelector: "spec.nodeName=n1"},
 			"/v1/configmaps?fieldSelector=spec.nodeName%3Dn1&namespace=ns"},
+		{"for pods", Resource{GVR: cmGVR, ForPods: true}, "/v1/configmaps?forPods=true"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

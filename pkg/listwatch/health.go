@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/apiserver-lite/apiserver-lite/pkg/listwatch/response"
+	"github.com/apiserver-lite/apiserver-lite/pkg/versioncache"
 )
 
 // serveLive answers /healthz and /livez: the process serves requests.
@@ -27,6 +28,10 @@ func (s *server) serveReady(w http.ResponseWriter, r *http.Request) {
 	for _, c := range s.caches {
 		gvr := c.GVR()
 		name := gvr.GroupResource().String()
+		if s.onRequest[c] {
+			s.writeOnRequest(&b, c, name)
+			continue
+		}
 		if c.Ready() {
 			fmt.Fprintf(&b, "[+]cache:%s ok\n", name)
 			continue
@@ -48,6 +53,20 @@ func (s *server) serveReady(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeText(w, code, "ok")
+}
+
+// writeOnRequest describes a resource held on request, which never fails
+// readiness: who it is held for, or that it is not held.
+func (s *server) writeOnRequest(b *strings.Builder, c *versioncache.Cache, name string) {
+	holders := s.heldFor(c.GVR())
+	switch {
+	case !c.Ready() && len(holders) == 0:
+		fmt.Fprintf(b, "[+]cache:%s not held (read through the cloud)\n", name)
+	case !c.Ready():
+		fmt.Fprintf(b, "[+]cache:%s starting for %s (read through the cloud)\n", name, strings.Join(holders, ", "))
+	default:
+		fmt.Fprintf(b, "[+]cache:%s held for %s\n", name, strings.Join(holders, ", "))
+	}
 }
 
 // writeText writes a plain-text health answer.

@@ -19,6 +19,7 @@ import (
 // addScopes records the synced scope of each configured resource.
 func (s *server) addScopes(scopes map[schema.GroupVersionResource]Scope) error {
 	s.synced = make(map[*versioncache.Cache]scope.Synced, len(scopes))
+	s.onRequest = map[*versioncache.Cache]bool{}
 	for gvr, sc := range scopes {
 		c, ok := s.resources[gvr]
 		if !ok {
@@ -30,6 +31,9 @@ func (s *server) addScopes(scopes map[schema.GroupVersionResource]Scope) error {
 		}
 		if sc.Partial {
 			synced = synced.Partial()
+		}
+		if sc.OnRequest {
+			s.onRequest[c] = true
 		}
 		s.synced[c] = synced
 	}

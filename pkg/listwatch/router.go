@@ -38,6 +38,9 @@ type Config struct {
 	// resource without an entry is held whole. Reads outside it go to the
 	// cloud (see held.go).
 	Scopes map[schema.GroupVersionResource]Scope
+	// HeldFor names, for /readyz?verbose, whom a resource held on
+	// request (Scope.OnRequest) is held for; nil names no one.
+	HeldFor func(schema.GroupVersionResource) []string
 }
 
 // Scope is the part of a resource the cloud sync lists and watches.
@@ -49,6 +52,11 @@ type Scope struct {
 	// configmaps while a pod on the node references them): only a read
 	// naming one held object is answered locally.
 	Partial bool
+	// OnRequest marks a resource held only while pods on the node read it
+	// on their own identities: while its cache is not ready it is not
+	// held, and reads of it are the cloud's (503 while the cloud is
+	// unreachable), not "initializing"; it never fails readiness.
+	OnRequest bool
 }
 
 // VersionSource knows the cloud's version, so /version can be answered
@@ -81,6 +89,11 @@ type server struct {
 	// synced is the held part of each cache's resource; a cache without
 	// an entry holds its whole resource.
 	synced map[*versioncache.Cache]scope.Synced
+	// onRequest marks the caches of resources held on request
+	// (Scope.OnRequest).
+	onRequest map[*versioncache.Cache]bool
+	// heldFor is Config.HeldFor; never nil.
+	heldFor func(schema.GroupVersionResource) []string
 	// evictedGrace is evictedWriteGrace; tests shorten it.
 	evictedGrace time.Duration
 }
@@ -103,6 +116,7 @@ func newServer(cfg Config) (*server, error) {
 		log:       cfg.Logger,
 		clock:     cfg.Clock,
 		version:   cfg.Version,
+		heldFor:   cfg.HeldFor,
 
 		evictedGrace: evictedWriteGrace,
 	}
@@ -114,6 +128,9 @@ func newServer(cfg Config) (*server, error) {
 	}
 	if s.clock == nil {
 		s.clock = clock.RealClock{}
+	}
+	if s.heldFor == nil {
+		s.heldFor = func(schema.GroupVersionResource) []string { return nil }
 	}
 	for i, c := range cfg.Caches {
 		if err := s.addCache(c); err != nil {
@@ -196,6 +213,10 @@ func (s *server) serveResource(w http.ResponseWriter, r *http.Request, gv schema
 		return
 	}
 	if !t.ready() {
+		if s.onRequest[t.cache] {
+			s.serveProxy(w, r) // not held now: the cloud's to answer
+			return
+		}
 		response.WriteError(w, response.StorageInitializing())
 		return
 	}

@@ -19,7 +19,7 @@ type Cache struct {
 	// Guarded by mu.
 	info    Info
 	hasInfo bool
-	ready   bool // Replace was called; never reset
+	ready   bool // Replace was called; reset only by Forget
 	closed  bool // Close was called; never reset
 	// rv is the snapshot RV: every event with RV <= rv is applied and none
 	// above it. It only changes in Replace and Apply.
@@ -154,4 +154,24 @@ func (c *Cache) closeWatchersLocked() {
 	for w := range c.watchers {
 		c.removeWatcherLocked(w, false)
 	}
+}
+
+// Forget drops the state and the event ring and marks the cache not
+// ready, as it was before its first Replace: the resource is no longer
+// held. Existing watchers are closed (not evicted) so their clients
+// re-watch; reads return ErrNotReady until the next Replace or Restore.
+// Forget after Close does nothing.
+func (c *Cache) Forget() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return
+	}
+	c.state = newState(nil)
+	c.rv, c.replaceRV = 0, 0
+	c.evicted, c.evictedRV = false, 0
+	c.ring.reset()
+	c.ready = false
+	c.closeWatchersLocked()
+	c.advanceLocked()
 }

@@ -32,6 +32,9 @@ type SecureConfig struct {
 	// in cluster scope the daemon holds and forwards with more than the
 	// Node authorizer lets the node read.
 	ClusterScope bool
+	// Holdings, when set, hold resources for the node's pods' own
+	// identities; nil holds none.
+	Holdings Holdings
 }
 
 // Insecure wraps the local API h as the insecure door: every caller acts
@@ -120,12 +123,13 @@ func authenticateRequest(w http.ResponseWriter, r *http.Request, cfg SecureConfi
 // context telling the proxy how to forward.
 func authorizeRequest(w http.ResponseWriter, r *http.Request, cfg SecureConfig, c caller, a attributes) (context.Context, bool) {
 	ctx := context.WithValue(r.Context(), userKey{}, c.user)
-	if c.node && !cfg.ClusterScope {
+	if c.node && nodeView(cfg, a) {
 		return AsNode(ctx), true // the node's own view, as the Node authorizer allows it
 	}
 	if !decide(w, r.Context(), cfg, c, a) {
 		return nil, false
 	}
+	noteAuthorized(r.Context(), cfg, c, a)
 	switch {
 	case c.node:
 		return AsNode(ctx), true // authorized above for this very request

@@ -1,0 +1,50 @@
+package listwatch
+
+import (
+	"net/http"
+	"strings"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/apiserver-lite/apiserver-lite/pkg/versioncache"
+)
+
+// A resource held on request is the cloud's to answer while it is not
+// held, is served locally once it is, and never fails readiness.
+func TestOnRequestResource(t *testing.T) {
+	f := newFixture(t)
+	dormant := versioncache.New(leasesGVR, 0)
+	t.Cleanup(dormant.Close)
+	cloud := newFakeCloud(t)
+	holders := []string{}
+	srv := MustServer(t, Config{Caches: []*versioncache.Cache{f.pods, dormant}, Cloud: cloud.config(),
+		CloudConnected: func() bool { return true },
+		Scopes:         map[schema.GroupVersionResource]Scope{leasesGVR: {OnRequest: true}},
+		HeldFor:        func(schema.GroupVersionResource) []string { return holders }})
+	path := "/apis/coordination.k8s.io/v1/leases"
+
+	r := MustGet(t, srv.URL+path)
+	if r.code != http.StatusCreated || r.body != cloudAnswer {
+		t.Errorf("list while not held: got %d %q, want the cloud's answer", r.code, r.body)
+	}
+	r = MustGet(t, srv.URL+"/readyz?verbose")
+	if want := "[+]cache:leases.coordination.k8s.io not held (read through the cloud)\n"; r.code != 200 || !strings.Contains(r.body, want) {
+		t.Errorf("readyz while not held: got %d %q, want 200 with %q", r.code, r.body, want)
+	}
+
+	holders = []string{"kube-system/kube-proxy"}
+	dormant.SetInfo(infos[leasesGVR])
+	dormant.Replace([]*versioncache.Object{MustObject(t, leaseJSON("kube-node-lease", "node-a", 7))}, 30)
+	r = MustGet(t, srv.URL+path)
+	if r.code != http.StatusOK || !strings.Contains(r.body, `"node-a"`) {
+		t.Errorf("list once held: got %d %q, want the held lease", r.code, r.body)
+	}
+	if got := len(cloud.requests()); got != 1 {
+		t.Errorf("got %d cloud requests, want 1 (only the read while not held)", got)
+	}
+	r = MustGet(t, srv.URL+"/readyz?verbose")
+	if want := "[+]cache:leases.coordination.k8s.io held for kube-system/kube-proxy\n"; r.code != 200 || !strings.Contains(r.body, want) {
+		t.Errorf("readyz once held: got %d %q, want 200 with %q", r.code, r.body, want)
+	}
+}
