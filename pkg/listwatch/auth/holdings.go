@@ -11,10 +11,10 @@ import (
 // Pod is the pod a caller's service-account token is bound to, as the
 // cloud's TokenReview named it.
 type Pod struct {
-	Namespace      string
-	Name           string
-	UID            string
-	ServiceAccount string
+	Namespace      string `json:"namespace"`
+	Name           string `json:"name"`
+	UID            string `json:"uid"`
+	ServiceAccount string `json:"serviceAccount"`
 }
 
 // Holdings are the resources this node holds for its pods' own

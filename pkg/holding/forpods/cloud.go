@@ -1,0 +1,87 @@
+package forpods
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/apiserver-lite/apiserver-lite/pkg/cloudsync"
+	"github.com/apiserver-lite/apiserver-lite/pkg/listwatch/auth"
+	"golang.org/x/oauth2"
+	authenticationv1 "k8s.io/api/authentication/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/metadata"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/transport"
+)
+
+// tokenSeconds is the lifetime asked of each token: an hour, as the
+// kubelet asks for projected tokens, renewed at renewFraction of it.
+const tokenSeconds = 3600
+
+// NodeMinter requests tokens with the node's credentials (cloud). The
+// Node authorizer and NodeRestriction allow a node exactly this: a token
+// for the service account of a pod bound to it, bound to that pod, for
+// the API server's default audience (the automounted token's).
+func NodeMinter(cloud *rest.Config) (Minter, error) {
+	cs, err := kubernetes.NewForConfig(cloud)
+	if err != nil {
+		return nil, fmt.Errorf("token client: %w", err)
+	}
+	return func(ctx context.Context, pod auth.Pod) (string, time.Time, error) {
+		req := &authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{
+			ExpirationSeconds: new(int64(tokenSeconds)),
+			BoundObjectRef:    &authenticationv1.BoundObjectReference{Kind: "Pod", APIVersion: "v1", Name: pod.Name, UID: types.UID(pod.UID)},
+		}}
+		got, err := cs.CoreV1().ServiceAccounts(pod.Namespace).CreateToken(ctx, pod.ServiceAccount, req, metav1.CreateOptions{})
+		if err != nil {
+			return "", time.Time{}, fmt.Errorf("request a token for %s/%s: %w", pod.Namespace, pod.ServiceAccount, err)
+		}
+		return got.Status.Token, got.Status.ExpirationTimestamp.Time, nil
+	}, nil
+}
+
+// SyncDeps are what a holding's sync shares with the daemon's others.
+type SyncDeps struct {
+	// Cloud is the daemon's cloud configuration; its address and CA are
+	// used, never its credentials.
+	Cloud     *rest.Config
+	Conns     *cloudsync.Conns
+	Discovery cloudsync.Discoverer
+	Store     cloudsync.Store
+	Link      *cloudsync.Link
+	Observer  cloudsync.Observer
+	Logger    *slog.Logger
+}
+
+// CloudSync returns the Syncer that lists and watches a held resource
+// through the same path as every other resource, on the holding's tokens.
+func CloudSync(d SyncDeps) Syncer {
+	return func(ctx context.Context, h Held, tokens oauth2.TokenSource) error {
+		cfg := tokenConfig(d.Cloud, d.Conns, tokens)
+		raw, err := cloudsync.NewRawClient(cfg)
+		if err != nil {
+			return err
+		}
+		meta, err := metadata.NewForConfig(cfg)
+		if err != nil {
+			return fmt.Errorf("metadata client: %w", err)
+		}
+		s := cloudsync.New(cloudsync.Config{Resource: h.Resource, ListerWatcher: raw.ListerWatcher(h.Resource),
+			Discovery: d.Discovery, Store: d.Store, Cache: h.Cache, Link: d.Link, Logger: d.Logger,
+			Observer: d.Observer, Lean: cloudsync.NewLeanSource(raw, meta, h.Resource)})
+		return s.Run(ctx)
+	}
+}
+
+// tokenConfig is cloud's address and CA with tokens as the only
+// credential: a client certificate would win over the token at the cloud.
+func tokenConfig(cloud *rest.Config, conns *cloudsync.Conns, tokens oauth2.TokenSource) *rest.Config {
+	cfg := rest.AnonymousClientConfig(cloud)
+	cfg.Wrap(transport.TokenSourceWrapTransport(tokens))
+	cloudsync.ConfigureTransport(cfg, conns)
+	return cfg
+}

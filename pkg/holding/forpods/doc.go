@@ -1,0 +1,24 @@
+// Package forpods holds resources for the node's pods' own identities:
+// the node's system components (kube-proxy, DNS, the CNI agent) read
+// services, EndpointSlices, namespaces and the like with their service
+// accounts, which the Node authorizer does not let the node read.
+//
+// A holding starts when a service-account token bound to a pod on this
+// node lists or watches, cluster-wide and authorized by the cloud, a
+// resource of the configured list. The resource is then listed and
+// watched once, cluster-wide, on a token the daemon requests with the
+// node's own credentials for that pod's service account and bound to that
+// pod (as the kubelet does for projected volumes), renewed before it
+// expires, through the same sync path as every other resource: one SQLite
+// transaction per batch with the cloud's resourceVersions, the event log,
+// and a cache local clients read. Every read of it is still authorized for
+// its own caller at the door.
+//
+// The pods a holding is held for (its owners) are stored, so a restart
+// resumes the holding from its watermark without waiting for a component
+// to call. When the last owner leaves the node, the watch stops after a
+// short grace (a DaemonSet's replacement pod reads again within it), and
+// the resource's rows are dropped and scrubbed from disk. At most Max
+// resources are held; beyond that reads stay the cloud's and a counter
+// says so.
+package forpods

@@ -1,0 +1,85 @@
+package forpods
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/apiserver-lite/apiserver-lite/pkg/listwatch/requestinfo"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+)
+
+func TestAuthorizedStartsAHolding(t *testing.T) {
+	ns := listAll(slicesGVR)
+	ns.Namespace = "kube-system"
+	get := listAll(slicesGVR)
+	get.Verb, get.Name = "get", "x"
+	stranger := proxyPod
+	stranger.UID = "uid-of-another-pod"
+	for _, tc := range []struct {
+		name     string
+		pod      podT
+		a        requestinfo.Attributes
+		wantHeld bool
+	}{
+		{"cluster-wide list by a pod on the node", proxyPod, listAll(slicesGVR), true},
+		{"a namespaced list", proxyPod, ns, false},
+		{"a get", proxyPod, get, false},
+		{"a pod not on the node", stranger, listAll(slicesGVR), false},
+		{"a resource not in the list", proxyPod, listAll(podsGVR), false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := newRig(t, 16, newMemStore(), proxyPod)
+			r.start(t)
+			eventually(t, "Run to start", func() bool { r.m.mu.Lock(); defer r.m.mu.Unlock(); return r.m.runCtx != nil })
+			r.m.Authorized(context.Background(), tc.pod, tc.a)
+			held := r.caches[slicesGVR].Ready()
+			if held != tc.wantHeld {
+				t.Fatalf("got held %v on return, want %v", held, tc.wantHeld)
+			}
+			if !tc.wantHeld {
+				return
+			}
+			if got := r.m.HeldFor(slicesGVR); !slices.Equal(got, []string{"kube-system/kube-proxy"}) {
+				t.Errorf("got held for %v, want kube-system/kube-proxy", got)
+			}
+			if got := <-r.minted; got != proxyPod {
+				t.Errorf("got a token minted for %+v, want the caller's pod", got)
+			}
+			if _, ok := r.store.meta[OwnersKey(r.m.byGVR[slicesGVR].Resource.Key())]; !ok {
+				t.Errorf("got no stored owners, want them stored")
+			}
+		})
+	}
+}
+
+func TestHoldingIsSharedAndCapped(t *testing.T) {
+	r := newRig(t, 1, newMemStore(), proxyPod, dnsPod)
+	r.start(t)
+	eventually(t, "Run to start", func() bool { r.m.mu.Lock(); defer r.m.mu.Unlock(); return r.m.runCtx != nil })
+	r.m.Authorized(context.Background(), proxyPod, listAll(slicesGVR))
+	r.m.Authorized(context.Background(), dnsPod, listAll(slicesGVR))
+	if got := r.syncs.Load(); got != 1 {
+		t.Errorf("got %d syncs for two readers, want 1", got)
+	}
+	if got := r.m.HeldFor(slicesGVR); !slices.Equal(got, []string{"kube-system/coredns", "kube-system/kube-proxy"}) {
+		t.Errorf("got held for %v, want both service accounts", got)
+	}
+	r.m.Authorized(context.Background(), dnsPod, listAll(nsGVR))
+	if r.caches[nsGVR].Ready() {
+		t.Errorf("got namespaces held beyond the cap of 1, want them the cloud's")
+	}
+	want := `
+# HELP apiserver_lite_pod_held_resources Resources held now for pods on this node on their own identities.
+# TYPE apiserver_lite_pod_held_resources gauge
+apiserver_lite_pod_held_resources 1
+# HELP apiserver_lite_pod_holdings_refused_total Times a resource was not held for pods because pod-identity-max-resources were held already; its reads stayed the cloud's.
+# TYPE apiserver_lite_pod_holdings_refused_total counter
+apiserver_lite_pod_holdings_refused_total{resource="/v1/namespaces?forPods=true"} 1
+`
+	if err := testutil.CollectAndCompare(r.m.Collector(), strings.NewReader(want),
+		"apiserver_lite_pod_held_resources", "apiserver_lite_pod_holdings_refused_total"); err != nil {
+		t.Error(err)
+	}
+}

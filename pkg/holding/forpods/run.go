@@ -1,0 +1,141 @@
+package forpods
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/apiserver-lite/apiserver-lite/pkg/versioncache"
+)
+
+const (
+	// reconcileEvery is how often owners are checked against the node's
+	// pods besides on every change of them, so an orphaned holding is
+	// dropped once its grace is over.
+	reconcileEvery = 5 * time.Second
+	// scrubRetry is how long a drop waits before retrying a WAL
+	// checkpoint that a concurrent reader kept from completing.
+	scrubRetry = 5 * time.Second
+	// scrubAttempts bounds the retries; a few fit well inside the minute
+	// within which a dropped resource's bytes must be gone.
+	scrubAttempts = 6
+)
+
+// Run resumes the stored holdings once the node's pods are known, follows
+// the pods to drop what no pod holds any more, and on return has stopped
+// every holding. It returns an error only if the store fails at start.
+func (m *Holdings) Run(ctx context.Context) error {
+	defer m.wg.Wait()
+	defer m.stopAll()
+	if err := m.cfg.Pods.WaitForRV(ctx, 1); err != nil {
+		return nil // ended or closed before the pods were known
+	}
+	if err := m.load(ctx); err != nil {
+		return err
+	}
+	m.mu.Lock()
+	m.runCtx = ctx
+	m.mu.Unlock()
+	m.reconcile(ctx)
+	tick := m.cfg.Clock.NewTicker(reconcileEvery)
+	defer tick.Stop()
+	for ctx.Err() == nil {
+		w, err := m.cfg.Pods.Watch(m.cfg.Pods.RV(), false, versioncache.Predicate{})
+		if errors.Is(err, versioncache.ErrClosed) {
+			return nil
+		}
+		if err != nil { // fell behind a Replace: start from now
+			if w, err = m.cfg.Pods.Watch(0, true, versioncache.Predicate{}); err != nil {
+				return nil
+			}
+		}
+		m.follow(ctx, w, tick.C())
+		w.Stop()
+		m.reconcile(ctx)
+	}
+	return nil
+}
+
+// follow reconciles on every change of the node's pods and every tick
+// until w closes or ctx ends.
+func (m *Holdings) follow(ctx context.Context, w *versioncache.Watcher, tick <-chan time.Time) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case _, ok := <-w.Events():
+			if !ok {
+				return
+			}
+		case <-tick:
+		}
+		m.reconcile(ctx)
+	}
+}
+
+// stopAll stops every running holding without dropping it.
+func (m *Holdings) stopAll() {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.runCtx = nil
+	for _, h := range m.byGVR {
+		if h.run != nil {
+			h.run.cancel()
+			h.run = nil
+		}
+	}
+}
+
+// reconcile removes owners that left the node, drops holdings orphaned
+// for dropGrace (and stored state no owner holds), and starts owned ones.
+func (m *Holdings) reconcile(ctx context.Context) {
+	var drop []*holding
+	m.mu.Lock()
+	now := m.cfg.Clock.Now()
+	for _, h := range m.byGVR {
+		m.pruneOwnersLocked(ctx, h)
+		switch {
+		case h.dropping:
+		case len(h.owners) > 0:
+			h.orphaned = time.Time{}
+			m.startLocked(h)
+			if h.run == nil && h.Cache.Ready() { // over the cap: stored state would go stale
+				h.dropping = true
+				drop = append(drop, h)
+			}
+		case h.run == nil && h.Cache.Ready(): // state stored, owner gone
+			h.dropping = true
+			drop = append(drop, h)
+		case h.run != nil && h.orphaned.IsZero():
+			h.orphaned = now
+		case h.run != nil && now.Sub(h.orphaned) >= dropGrace:
+			h.dropping = true
+			drop = append(drop, h)
+		}
+	}
+	m.mu.Unlock()
+	for _, h := range drop {
+		m.drop(ctx, h)
+	}
+}
+
+// pruneOwnersLocked removes h's owners no longer on the node. When the
+// token in use is bound to one of them, the next request asks for a new
+// one. Holdings.mu must be held.
+func (m *Holdings) pruneOwnersLocked(ctx context.Context, h *holding) {
+	gone := false
+	for uid, p := range h.owners {
+		if !m.cfg.PodPresent(p.Namespace, p.Name, uid) {
+			delete(h.owners, uid)
+			gone = true
+			m.log.Info("pod left; no longer holding for it", "resource", h.Resource.Key(),
+				"pod", p.Namespace+"/"+p.Name)
+		}
+	}
+	if !gone {
+		return
+	}
+	if err := m.saveLocked(ctx, h); err != nil {
+		m.log.Warn("owners of a holding not stored", "resource", h.Resource.Key(), "err", err)
+	}
+}

@@ -1,0 +1,105 @@
+package forpods
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/apiserver-lite/apiserver-lite/pkg/listwatch/auth"
+	"golang.org/x/oauth2"
+	"k8s.io/client-go/transport"
+)
+
+const (
+	// mintTimeout bounds one TokenRequest.
+	mintTimeout = 30 * time.Second
+	// renewFraction of a token's lifetime passes before it is renewed, as
+	// the kubelet renews projected tokens at 80%.
+	renewFraction = 0.8
+)
+
+// errNoOwner means a holding has no owner left to request a token for.
+var errNoOwner = errors.New("no pod on this node holds the resource any more")
+
+// worker is one running holding: its sync and the tokens it uses.
+type worker struct {
+	cancel context.CancelFunc
+	done   chan struct{}
+	tokens *podTokens
+}
+
+// startLocked starts h's sync unless it runs, is being dropped, has no
+// owner, Run has not started, or the cap is reached (counted).
+// Holdings.mu must be held.
+func (m *Holdings) startLocked(h *holding) {
+	if h.run != nil || h.dropping || len(h.owners) == 0 || m.runCtx == nil {
+		return
+	}
+	if m.runningLocked() >= m.cfg.Max {
+		m.stats.refuse(h.Resource.Key())
+		m.log.Warn("not held for pods: too many resources held; reads stay the cloud's",
+			"resource", h.Resource.Key(), "max", m.cfg.Max)
+		return
+	}
+	ctx, cancel := context.WithCancel(m.runCtx)
+	tokens := &podTokens{m: m, h: h}
+	w := &worker{cancel: cancel, done: make(chan struct{}), tokens: tokens}
+	h.run = w
+	ts := transport.NewCachedTokenSource(tokens)
+	m.log.Info("holding for pods", "resource", h.Resource.Key(), "for", serviceAccountsLocked(h))
+	m.wg.Go(func() {
+		defer close(w.done)
+		if err := m.cfg.Sync(ctx, h.Held, ts); err != nil && ctx.Err() == nil {
+			m.log.Error("sync of a resource held for pods stopped", "resource", h.Resource.Key(), "err", err)
+		}
+	})
+}
+
+// runningLocked counts the holdings running. Holdings.mu must be held.
+func (m *Holdings) runningLocked() int {
+	n := 0
+	for _, h := range m.byGVR {
+		if h.run != nil {
+			n++
+		}
+	}
+	return n
+}
+
+// podTokens requests the tokens of one holding, each bound to one of its
+// owners. It is wrapped in client-go's caching token source, which asks
+// again once a token reaches its renewal time or the cloud answers 401.
+type podTokens struct {
+	m *Holdings
+	h *holding
+}
+
+// Token requests a token for an owner of the holding.
+func (t *podTokens) Token() (*oauth2.Token, error) {
+	pod, ok := t.m.anOwner(t.h)
+	if !ok {
+		return nil, errNoOwner
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), mintTimeout)
+	defer cancel()
+	token, expires, err := t.m.cfg.Mint(ctx, pod)
+	if err != nil {
+		return nil, err
+	}
+	now := t.m.cfg.Clock.Now()
+	renew := now.Add(time.Duration(float64(expires.Sub(now)) * renewFraction))
+	return &oauth2.Token{AccessToken: token, TokenType: "Bearer", Expiry: renew}, nil
+}
+
+// anOwner returns one owner of h, the same one while it stays.
+func (m *Holdings) anOwner(h *holding) (auth.Pod, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var best auth.Pod
+	for uid, p := range h.owners {
+		if best.UID == "" || uid < best.UID {
+			best = p
+		}
+	}
+	return best, best.UID != ""
+}
