@@ -5,11 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net/http"
 	"path/filepath"
-	"slices"
 	"strings"
 
+	"github.com/apiserver-lite/apiserver-lite/pkg/holding"
 	"github.com/apiserver-lite/apiserver-lite/pkg/listwatch/auth"
 	"github.com/apiserver-lite/apiserver-lite/pkg/listwatch/tokencache"
 	"github.com/apiserver-lite/apiserver-lite/pkg/metastore"
@@ -101,10 +100,10 @@ type tokenStore interface {
 // once, and removes (and scrubs) any token an earlier run stored on disk.
 func newTokenStore(ctx context.Context, store *metastore.Store, sealed bool, log *slog.Logger) (tokenStore, error) {
 	if sealed {
-		return scrubbedAnswers{metaAnswers{store}}, nil
+		return scrubbedAnswers{holding.MetaAnswers{Store: store}}, nil
 	}
 	log.Warn(noKeyNote)
-	if err := (scrubbedAnswers{metaAnswers{store}}).DeleteMetaPrefix(ctx, tokencache.Prefix); err != nil {
+	if err := (scrubbedAnswers{holding.MetaAnswers{Store: store}}).DeleteMetaPrefix(ctx, tokencache.Prefix); err != nil {
 		return nil, fmt.Errorf("remove stored tokens: %w", err)
 	}
 	return tokencache.NewMemoryStore(), nil
@@ -112,27 +111,18 @@ func newTokenStore(ctx context.Context, store *metastore.Store, sealed bool, log
 
 // scrubbedAnswers removes a deleted pod's stored tokens and scrubs their
 // bytes from the disk, as for a deleted Secret.
-type scrubbedAnswers struct{ metaAnswers }
+type scrubbedAnswers struct{ holding.MetaAnswers }
 
 func (s scrubbedAnswers) DeleteMetaPrefix(ctx context.Context, prefix string) error {
-	if err := s.store.DeleteMetaPrefix(ctx, prefix); err != nil {
+	if err := s.Store.DeleteMetaPrefix(ctx, prefix); err != nil {
 		return err
 	}
-	if err := s.store.Scrub(ctx); err != nil && !errors.Is(err, metastore.ErrBusy) {
+	if err := s.Store.Scrub(ctx); err != nil && !errors.Is(err, metastore.ErrBusy) {
 		return err
 	}
 	return nil
 }
 
 func (s scrubbedAnswers) PruneMeta(ctx context.Context, prefix string, dead func([]byte) bool) (int, error) {
-	return s.store.PruneMeta(ctx, prefix, dead)
-}
-
-// fromNode reports whether a request carries this node's own identity:
-// no authenticated user (the node's loopback door) or the node's user.
-func fromNode(node string) func(*http.Request) bool {
-	return func(r *http.Request) bool {
-		u, ok := auth.UserFrom(r.Context())
-		return !ok || u.Name == "" || (u.Name == "system:node:"+node && slices.Contains(u.Groups, "system:nodes"))
-	}
+	return s.Store.PruneMeta(ctx, prefix, dead)
 }

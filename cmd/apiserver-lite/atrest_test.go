@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/apiserver-lite/apiserver-lite/pkg/holding"
 	"github.com/apiserver-lite/apiserver-lite/pkg/listwatch/tokencache"
 	"github.com/apiserver-lite/apiserver-lite/pkg/metastore"
 	"github.com/apiserver-lite/apiserver-lite/pkg/seal"
@@ -182,7 +183,7 @@ func TestScrubbedAnswersDeletePodTokens(t *testing.T) {
 	}
 	defer st.Close()
 	marker := []byte("plaintext-token-marker")
-	answers := scrubbedAnswers{metaAnswers{st}}
+	answers := scrubbedAnswers{holding.MetaAnswers{Store: st}}
 	if err := answers.Put(context.Background(), tokencache.PodPrefix("uid-1")+"k", marker); err != nil {
 		t.Fatal(err)
 	}

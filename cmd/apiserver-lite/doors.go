@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/apiserver-lite/apiserver-lite/pkg/cloudsync"
+	"github.com/apiserver-lite/apiserver-lite/pkg/holding"
 	"github.com/apiserver-lite/apiserver-lite/pkg/listwatch/auth"
 	"github.com/apiserver-lite/apiserver-lite/pkg/metastore"
 	"github.com/apiserver-lite/apiserver-lite/pkg/versioncache"
@@ -136,7 +137,7 @@ func newChain(cfg config, d doorDeps) (auth.SecureConfig, error) {
 	decisions := metaDecisions{d.store}
 	return auth.SecureConfig{
 		Authenticator: auth.NewAuthenticator(auth.AuthenticatorConfig{NodeName: cfg.NodeName,
-			Reviews: reviews.Tokens, Store: decisions, Pods: podLookup(d.caches),
+			Reviews: reviews.Tokens, Store: decisions, Pods: holding.HeldPod(d.caches),
 			Connected: d.link.Connected, OfflineGrace: cfg.OfflineAuthzGrace, Logger: d.log}),
 		Authorizer: auth.NewAuthorizer(auth.AuthorizerConfig{Reviews: reviews.Access,
 			Store: decisions, Connected: d.link.Connected, OfflineGrace: cfg.OfflineAuthzGrace, Logger: d.log}),

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 
 	"github.com/apiserver-lite/apiserver-lite/pkg/cloudsync"
+	"github.com/apiserver-lite/apiserver-lite/pkg/cloudsync/demand"
 	"github.com/apiserver-lite/apiserver-lite/pkg/holding"
 	"github.com/apiserver-lite/apiserver-lite/pkg/metastore"
 	"github.com/apiserver-lite/apiserver-lite/pkg/versioncache"
@@ -50,10 +51,10 @@ func newDemand(cl cloudClients, res []cloudsync.Resource, caches []*versioncache
 	if !hasConfigMaps || !hasPods || !hasNodes {
 		return nil, fmt.Errorf("on-demand secrets need pods, nodes and configmaps")
 	}
-	d := cloudsync.NewDemand(cloudsync.DemandConfig{
+	d := demand.New(demand.Config{
 		Pods: caches[pi], Nodes: caches[ni],
-		Secrets:    cloudsync.DemandKind{Resource: res[si], Cache: caches[si]},
-		ConfigMaps: cloudsync.DemandKind{Resource: res[ci], Cache: caches[ci]},
+		Secrets:    demand.Kind{Resource: res[si], Cache: caches[si]},
+		ConfigMaps: demand.Kind{Resource: res[ci], Cache: caches[ci]},
 		Source: func(r cloudsync.Resource) cache.ListerWatcherWithContext {
 			return cl.raw.ListerWatcher(r)
 		},

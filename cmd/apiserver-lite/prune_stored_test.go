@@ -9,9 +9,9 @@ import (
 	"testing"
 	"time"
 
-	clocktesting "k8s.io/utils/clock/testing"
-
+	"github.com/apiserver-lite/apiserver-lite/pkg/holding"
 	"github.com/apiserver-lite/apiserver-lite/pkg/metastore"
+	clocktesting "k8s.io/utils/clock/testing"
 )
 
 // The pruner removes stored credentials past use at start and again each
@@ -37,7 +37,7 @@ func TestStoredPruner(t *testing.T) {
 	put("tokenrequest/uid/expired", clk.Now().Add(-2*grace))
 	var wg sync.WaitGroup
 	wg.Go(func() {
-		_ = storedPruner(st, scrubbedAnswers{metaAnswers{st}}, clk, grace, slog.New(slog.DiscardHandler))(ctx)
+		_ = storedPruner(st, scrubbedAnswers{holding.MetaAnswers{Store: st}}, clk, grace, slog.New(slog.DiscardHandler))(ctx)
 	})
 	waitStored(t, st, map[string]bool{"auth/decision/old": false, "tokenrequest/uid/expired": false, "auth/decision/recent": true})
 

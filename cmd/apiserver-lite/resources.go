@@ -2,37 +2,23 @@ package main
 
 import (
 	"fmt"
-	"strings"
 
 	"github.com/apiserver-lite/apiserver-lite/pkg/cloudsync"
+	"github.com/apiserver-lite/apiserver-lite/pkg/holding"
 	"github.com/apiserver-lite/apiserver-lite/pkg/listwatch"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
-// nodeNameVar in a selector is replaced by the node name.
-const nodeNameVar = "${NODE_NAME}"
-
-// defaultResources is what a kubelet reads: its pods and node, plus the
-// objects its pods reference, and its lease; and what kube-proxy and
-// CoreDNS read for service routing (services, endpointslices, namespaces
-// and servicecidrs).
+// defaultResources is cluster scope's default resource list (see
+// holding.ClusterDefaults) in the config's form.
 func defaultResources() []resourceConfig {
-	core := func(r string) resourceConfig { return resourceConfig{Version: "v1", Resource: r} }
-	pods := core("pods")
-	pods.FieldSelector = "spec.nodeName=" + nodeNameVar
-	nodes := core("nodes")
-	nodes.FieldSelector = "metadata.name=" + nodeNameVar
-	return []resourceConfig{
-		pods, nodes,
-		core("namespaces"), core("services"), core("configmaps"), core("secrets"),
-		core("persistentvolumeclaims"), core("persistentvolumes"),
-		{Group: "discovery.k8s.io", Version: "v1", Resource: "endpointslices"},
-		{Group: "networking.k8s.io", Version: "v1", Resource: "servicecidrs"},
-		{Group: "storage.k8s.io", Version: "v1", Resource: "csidrivers"},
-		{Group: "storage.k8s.io", Version: "v1", Resource: "csinodes"},
-		{Group: "node.k8s.io", Version: "v1", Resource: "runtimeclasses"},
-		{Group: "coordination.k8s.io", Version: "v1", Resource: "leases", Namespace: "kube-node-lease"},
+	defaults := holding.ClusterDefaults()
+	out := make([]resourceConfig, 0, len(defaults))
+	for _, r := range defaults {
+		out = append(out, resourceConfig{Group: r.GVR.Group, Version: r.GVR.Version, Resource: r.GVR.Resource,
+			Namespace: r.Namespace, LabelSelector: r.LabelSelector, FieldSelector: r.FieldSelector})
 	}
+	return out
 }
 
 // syncResources expands ${NODE_NAME} and checks that each GVR is
@@ -49,12 +35,12 @@ func syncResources(c config) ([]cloudsync.Resource, error) {
 			return nil, fmt.Errorf("resources[%d]: %s is configured twice", i, gvr)
 		}
 		seen[gvr] = true
-		out = append(out, cloudsync.Resource{
+		out = append(out, holding.ForNode(cloudsync.Resource{
 			GVR:           gvr,
 			Namespace:     rc.Namespace,
-			LabelSelector: strings.ReplaceAll(rc.LabelSelector, nodeNameVar, c.NodeName),
-			FieldSelector: strings.ReplaceAll(rc.FieldSelector, nodeNameVar, c.NodeName),
-		})
+			LabelSelector: rc.LabelSelector,
+			FieldSelector: rc.FieldSelector,
+		}, c.NodeName))
 	}
 	return out, nil
 }

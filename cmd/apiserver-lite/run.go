@@ -129,7 +129,7 @@ func serve(ctx context.Context, cfg config, res []cloudsync.Resource, store *met
 	if err != nil {
 		return fmt.Errorf("local api: %w", err)
 	}
-	api := withStoredAnswers(handler, res, store, tokens, caches, cfg.NodeName, link, log)
+	api := holding.WithStoredAnswers(handler, res, store, tokens, caches, cfg.NodeName, link, log)
 	doors, err := openDoors(cfg, doorDeps{handler: func(door string) http.Handler { return o.handler(api, door) },
 		cloud: cloud, caches: caches, store: store, link: link, log: log, clusterScope: scope == holding.ScopeCluster,
 		keySealer: st.sealer})
@@ -148,7 +148,7 @@ func serve(ctx context.Context, cfg config, res []cloudsync.Resource, store *met
 			runs = append(runs, gate.hold(r))
 		}
 	}
-	if r := tokenForgetter(res, caches, tokens, log); r != nil {
+	if r := holding.TokenForgetter(res, caches, tokens, log); r != nil {
 		runs = append(runs, r)
 	}
 	return runUntilDone(ctx, daemonLoops{doors: doors, runs: runs, caches: caches, notify: n, exited: &o.syncExited}, log)

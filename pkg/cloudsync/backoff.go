@@ -92,3 +92,25 @@ func sleep(ctx context.Context, c clock.Clock, d time.Duration) error {
 		return nil
 	}
 }
+
+// Retrier paces the retries of a failing cloud call as a syncer's are
+// paced: jittered exponential delays up to backoffMaxDelay, or the
+// cloud's Retry-After when longer. Not safe for concurrent use.
+type Retrier struct {
+	clock   clock.Clock
+	backoff wait.Backoff
+}
+
+// NewRetrier returns a Retrier whose delays start over, timed on c.
+func NewRetrier(c clock.Clock) *Retrier {
+	return &Retrier{clock: c, backoff: newBackoff()}
+}
+
+// Reset starts the delays over, after a call succeeded.
+func (r *Retrier) Reset() { r.backoff = newBackoff() }
+
+// Wait sleeps the delay after err. It returns ctx.Err() if ctx ends
+// first.
+func (r *Retrier) Wait(ctx context.Context, err error) error {
+	return sleep(ctx, r.clock, retryDelay(&r.backoff, err))
+}

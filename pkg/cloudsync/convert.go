@@ -13,10 +13,10 @@ import (
 	utiljson "k8s.io/apimachinery/pkg/util/json"
 )
 
-// toObject turns a cloud object into its stored form. The bytes of a
+// ToObject turns a cloud object into its stored form. The bytes of a
 // *rawObject (from RawClient) are kept as the cloud sent them and decoded
 // once; an *unstructured.Unstructured is encoded as JSON once.
-func toObject(obj runtime.Object) (*versioncache.Object, error) {
+func ToObject(obj runtime.Object) (*versioncache.Object, error) {
 	if r, ok := obj.(*rawObject); ok {
 		return rawToObject(r)
 	}
@@ -35,7 +35,7 @@ func toObject(obj runtime.Object) (*versioncache.Object, error) {
 	return o, nil
 }
 
-// rawToObject is toObject of a *rawObject: a watched object was decoded
+// rawToObject is ToObject of a *rawObject: a watched object was decoded
 // on arrival, a listed one read with its page; its bytes are copied out
 // of the page unless making it made a copy already.
 func rawToObject(r *rawObject) (*versioncache.Object, error) {
@@ -58,11 +58,13 @@ func rawToObject(r *rawObject) (*versioncache.Object, error) {
 	return o, nil
 }
 
-func upsertOp(o *versioncache.Object) metastore.Op {
+// UpsertOp is the store operation that writes o.
+func UpsertOp(o *versioncache.Object) metastore.Op {
 	return metastore.Op{Object: storedObject(o)}
 }
 
-func deleteOp(o *versioncache.Object) metastore.Op {
+// DeleteOp is the store operation that deletes o.
+func DeleteOp(o *versioncache.Object) metastore.Op {
 	return metastore.Op{Delete: true, Object: storedObject(o)}
 }
 
@@ -70,9 +72,9 @@ func storedObject(o *versioncache.Object) metastore.Object {
 	return metastore.Object{Namespace: o.Namespace, Name: o.Name, RV: o.RV, Raw: o.Raw}
 }
 
-// resourceVersionOf returns metadata.resourceVersion of a cloud object,
+// ResourceVersionOf returns metadata.resourceVersion of a cloud object,
 // such as a watch bookmark.
-func resourceVersionOf(obj runtime.Object) (uint64, error) {
+func ResourceVersionOf(obj runtime.Object) (uint64, error) {
 	var s string
 	if r, ok := obj.(*rawObject); ok {
 		var m struct {

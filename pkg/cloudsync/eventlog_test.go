@@ -68,9 +68,9 @@ func (n *node) commit(t *testing.T, rv uint64, events ...versioncache.Event) {
 	ops := make([]metastore.Op, 0, len(events))
 	for _, ev := range events {
 		if ev.Type == watch.Deleted {
-			ops = append(ops, deleteOp(ev.Object))
+			ops = append(ops, DeleteOp(ev.Object))
 		} else {
-			ops = append(ops, upsertOp(ev.Object))
+			ops = append(ops, UpsertOp(ev.Object))
 		}
 	}
 	if err := n.store.Apply(context.Background(), "configmaps", ops, rv); err != nil {
@@ -104,7 +104,7 @@ func TestWatchResumesAcrossRestart(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "state.db")
 	n := startNode(t, path)
 	a1, b2 := cmObject(t, "a", 1, "web"), cmObject(t, "b", 2, "web")
-	if err := n.store.Apply(context.Background(), "configmaps", []metastore.Op{upsertOp(a1), upsertOp(b2)}, 2); err != nil {
+	if err := n.store.Apply(context.Background(), "configmaps", []metastore.Op{UpsertOp(a1), UpsertOp(b2)}, 2); err != nil {
 		t.Fatal(err)
 	}
 	n.cache.Replace([]*versioncache.Object{a1, b2}, 2)

@@ -268,9 +268,9 @@ func (l *Link) upChan() <-chan struct{} {
 	return l.upCh
 }
 
-// deadChan returns a channel closed once the link has been down for longer
+// Dead returns a channel closed once the link has been down for longer
 // than the watch progress timeout; it is closed already if it has.
-func (l *Link) deadChan() <-chan struct{} {
+func (l *Link) Dead() <-chan struct{} {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.deadCh
@@ -298,9 +298,9 @@ func (l *Link) reportRegressed(resource string) <-chan struct{} {
 	return l.regressedCh
 }
 
-// waitUp returns at once if the link is up, else when it comes up, or with
+// WaitUp returns at once if the link is up, else when it comes up, or with
 // ctx.Err() when ctx ends first.
-func (l *Link) waitUp(ctx context.Context) error {
+func (l *Link) WaitUp(ctx context.Context) error {
 	l.mu.Lock()
 	up, ch := l.up, l.upCh
 	l.mu.Unlock()

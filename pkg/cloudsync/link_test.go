@@ -128,7 +128,7 @@ func TestLinkProberStates(t *testing.T) {
 	// after the watch progress timeout.
 	stepProbe(t, clk, p, 6*time.Second)
 	waitFor(t, "link down", func() bool { return !l.Connected() })
-	dead := l.deadChan()
+	dead := l.Dead()
 	up = l.upChan()
 	for range 2 { // at most 5 s down: not yet past the 6 s watch progress timeout
 		stepProbe(t, clk, p, downPause)
@@ -145,7 +145,7 @@ func TestLinkProberStates(t *testing.T) {
 	if !isClosed(up) {
 		t.Errorf("up channel: got open after the link came back, want closed")
 	}
-	if isClosed(l.deadChan()) {
+	if isClosed(l.Dead()) {
 		t.Errorf("dead channel: got closed after the link came back, want a fresh open one")
 	}
 }

@@ -136,7 +136,7 @@ func (s *Syncer) fetchPage(ctx context.Context, opts metav1.ListOptions) <-chan 
 // appendItems appends the stored form of every item of a list page.
 func appendItems(objs []*versioncache.Object, page runtime.Object) ([]*versioncache.Object, error) {
 	err := meta.EachListItem(page, func(item runtime.Object) error {
-		o, err := toObject(item)
+		o, err := ToObject(item)
 		if err != nil {
 			return err
 		}
@@ -151,9 +151,9 @@ func eventOps(events []versioncache.Event) []metastore.Op {
 	ops := make([]metastore.Op, 0, len(events))
 	for _, ev := range events {
 		if ev.Type == watch.Deleted {
-			ops = append(ops, deleteOp(ev.Object))
+			ops = append(ops, DeleteOp(ev.Object))
 		} else {
-			ops = append(ops, upsertOp(ev.Object))
+			ops = append(ops, UpsertOp(ev.Object))
 		}
 	}
 	return ops

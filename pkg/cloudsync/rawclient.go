@@ -14,7 +14,7 @@ import (
 
 // RawClient lists and watches cloud resources in JSON without decoding
 // the objects: LIST pages come back as *rawList and watch events carry
-// *rawObject, which toObject turns into the stored form with a single
+// *rawObject, which ToObject turns into the stored form with a single
 // decode of each object.
 type RawClient struct {
 	rest   rest.Interface

@@ -167,15 +167,15 @@ func TestRawWatchEvents(t *testing.T) {
 	if len(got) != 3 {
 		t.Fatalf("got %d events, want 3", len(got))
 	}
-	o, err := toObject(got[0].Object)
+	o, err := ToObject(got[0].Object)
 	if err != nil || got[0].Type != watch.Added || o.Name != "a" || o.RV != 11 {
 		t.Errorf("got %s %+v (%v), want ADDED a at 11", got[0].Type, o, err)
 	}
-	if rv, err := resourceVersionOf(got[1].Object); got[1].Type != watch.Bookmark || rv != 12 || err != nil {
+	if rv, err := ResourceVersionOf(got[1].Object); got[1].Type != watch.Bookmark || rv != 12 || err != nil {
 		t.Errorf("got %s at %d (%v), want BOOKMARK at 12", got[1].Type, rv, err)
 	}
-	err = classify("watch event", apierrors.FromObject(got[2].Object))
-	if got[2].Type != watch.Error || !errors.Is(err, errExpired) {
+	err = Classify("watch event", apierrors.FromObject(got[2].Object))
+	if got[2].Type != watch.Error || !errors.Is(err, ErrExpired) {
 		t.Errorf("got %s: %v, want ERROR classified as expired", got[2].Type, err)
 	}
 }

@@ -16,7 +16,7 @@ import (
 )
 
 // rawObject is one cloud object as the cloud encoded it in JSON. An item
-// of a LIST page was read with the page (scan), and toObject makes it a
+// of a LIST page was read with the page (scan), and ToObject makes it a
 // stored object without reading it again.
 // APIVersion and Kind are the enclosing list's, for items that leave out
 // their own (as kube-apiserver's lists of built-in kinds do); "" otherwise.
@@ -59,7 +59,7 @@ func (l *rawList) DeepCopyObject() runtime.Object {
 
 // decodeList splits a JSON LIST response into its metadata and items in
 // one walk that also reads each item (kinds.Table.ReadList), keeping each
-// item's bytes as they came: they are slices of body, which toObject
+// item's bytes as they came: they are slices of body, which ToObject
 // copies, so body can be dropped afterwards.
 func decodeList(body []byte) (*rawList, error) {
 	l, err := kinds.Builtin.ReadList(body)

@@ -12,7 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 )
 
-// FuzzDecodeList feeds cloud LIST bodies to decodeList and toObject: they
+// FuzzDecodeList feeds cloud LIST bodies to decodeList and ToObject: they
 // may fail, never panic, and every object they return has a name.
 func FuzzDecodeList(f *testing.F) {
 	f.Add([]byte(`{"kind":"ConfigMapList","apiVersion":"v1","metadata":{"resourceVersion":"9"},"items":[` + cmItemA + `]}`))
@@ -24,7 +24,7 @@ func FuzzDecodeList(f *testing.F) {
 			return
 		}
 		for _, it := range l.Items {
-			o, err := toObject(it)
+			o, err := ToObject(it)
 			if err == nil && o.Name == "" {
 				t.Fatalf("object without a name from %q", body)
 			}
@@ -124,7 +124,7 @@ func TestStoredBytesOwnTheirMemory(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			o, err := toObject(obj)
+			o, err := ToObject(obj)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -27,7 +27,7 @@ func withUID(u *unstructured.Unstructured, uid string) *unstructured.Unstructure
 
 func TestRegressed(t *testing.T) {
 	obj := func(name string, rv uint64, uid string) *versioncache.Object {
-		o, err := toObject(withUID(cm("a", name, rv, "x"), uid))
+		o, err := ToObject(withUID(cm("a", name, rv, "x"), uid))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -82,13 +82,13 @@ func TestClassifyRelistsOnTooLargeRV(t *testing.T) {
 		err  error
 		want error // the sentinel that makes the syncer relist; nil for none
 	}{
-		{"410 expired", apierrors.NewResourceExpired("too old"), errExpired},
+		{"410 expired", apierrors.NewResourceExpired("too old"), ErrExpired},
 		{"too large", tooLarge, errBehind},
 		{"plain timeout", apierrors.NewTimeoutError("slow", 1), nil},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			got := classify("watch", tt.err)
-			for _, sentinel := range []error{errExpired, errConflict, errBehind} {
+			got := Classify("watch", tt.err)
+			for _, sentinel := range []error{ErrExpired, errConflict, errBehind} {
 				if is := errors.Is(got, sentinel); is != (sentinel == tt.want) {
 					t.Errorf("got %v; errors.Is(%v) %v, want %v", got, sentinel, is, !is)
 				}

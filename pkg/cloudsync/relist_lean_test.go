@@ -65,7 +65,7 @@ func (c *leanCloud) GetAt(_ context.Context, ns, name string, rv uint64) (*versi
 	}
 	for _, o := range c.objs {
 		if o.GetNamespace() == ns && o.GetName() == name {
-			return toObject(o)
+			return ToObject(o)
 		}
 	}
 	return nil, nil
@@ -95,7 +95,7 @@ func runRelist(t *testing.T, seed []*unstructured.Unstructured, wm uint64, cloud
 	e := mustEnv(t, t.TempDir())
 	var ops []metastore.Op
 	for _, o := range seed {
-		ops = append(ops, upsertOp(mustObject(t, o)))
+		ops = append(ops, UpsertOp(mustObject(t, o)))
 	}
 	if err := e.store.Apply(context.Background(), e.res.Key(), ops, wm); err != nil {
 		t.Fatalf("seed: %v", err)
@@ -228,7 +228,7 @@ func TestLeanRelist(t *testing.T) {
 	}, {
 		name: "read answers another version",
 		cloud: &leanCloud{rv: 60, objs: changed, getAt: func(ns, name string, rv uint64) (*versioncache.Object, error) {
-			return toObject(cmu(name, 59, "later", "u05"))
+			return ToObject(cmu(name, 59, "later", "u05"))
 		}},
 		fetchesVary: true,
 		wantFull:    true,
@@ -290,7 +290,7 @@ func TestLeanRelistNeedsAWatermark(t *testing.T) {
 func TestLeanRelistOffAfterUnsupported(t *testing.T) {
 	e := mustEnv(t, t.TempDir())
 	for i, o := range leanSeed() {
-		if err := e.store.Apply(context.Background(), e.res.Key(), []metastore.Op{upsertOp(mustObject(t, o))}, uint64(i+1)); err != nil {
+		if err := e.store.Apply(context.Background(), e.res.Key(), []metastore.Op{UpsertOp(mustObject(t, o))}, uint64(i+1)); err != nil {
 			t.Fatalf("seed: %v", err)
 		}
 	}

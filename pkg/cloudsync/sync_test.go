@@ -232,7 +232,7 @@ func TestResumeFromWatermarkWithoutList(t *testing.T) {
 
 func mustObject(t *testing.T, u *unstructured.Unstructured) *versioncache.Object {
 	t.Helper()
-	o, err := toObject(u)
+	o, err := ToObject(u)
 	if err != nil {
 		t.Fatalf("object: %v", err)
 	}

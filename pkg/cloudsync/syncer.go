@@ -2,7 +2,6 @@ package cloudsync
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -14,9 +13,9 @@ import (
 	"k8s.io/utils/clock"
 )
 
-// errExpired means the cloud can no longer serve the watermark (410): the
+// ErrExpired means the cloud can no longer serve the watermark (410): the
 // syncer must relist.
-var errExpired = errors.New("resource version expired in the cloud")
+var ErrExpired = errors.New("resource version expired in the cloud")
 
 // errConflict means a cloud watch contradicts the stored history, as a
 // cloud restored from a backup does: the syncer must relist, and so must
@@ -116,7 +115,7 @@ func (s *Syncer) Run(ctx context.Context) error {
 			return nil
 		case err == nil:
 			continue // the cloud closed the watch: re-watch from s.rv
-		case errors.Is(err, errExpired):
+		case errors.Is(err, ErrExpired):
 			s.log.Info("cloud expired the watermark, relisting", "rv", s.rv)
 			s.needList = RelistExpired
 			continue
@@ -127,7 +126,7 @@ func (s *Syncer) Run(ctx context.Context) error {
 		case errors.Is(err, errLinkDead):
 			s.log.Warn("cloud watch presumed dead, re-watching once the link is up", "rv", s.rv)
 			s.checkRV = true
-			if s.cfg.Link.waitUp(ctx) != nil || sleep(ctx, s.cfg.Clock, resumeDelay()) != nil {
+			if s.cfg.Link.WaitUp(ctx) != nil || sleep(ctx, s.cfg.Clock, resumeDelay()) != nil {
 				return nil
 			}
 			continue
@@ -203,26 +202,14 @@ func (s *Syncer) ensureInfo(ctx context.Context) error {
 	if s.haveInfo {
 		return nil
 	}
-	gvr := s.cfg.Resource.GVR
-	list, err := s.cfg.Discovery.ServerResourcesForGroupVersion(gvr.GroupVersion().String())
+	info, err := DiscoverInfo(s.cfg.Discovery, s.cfg.Resource)
 	if err != nil {
 		return err
 	}
-	for _, r := range list.APIResources {
-		if r.Name != gvr.Resource {
-			continue
-		}
-		r.Group, r.Version = gvr.Group, gvr.Version
-		raw, err := json.Marshal(r)
-		if err != nil {
-			return fmt.Errorf("encode info: %w", err)
-		}
-		if err := s.cfg.Store.PutMeta(ctx, s.cfg.Resource.InfoKey(), raw); err != nil {
-			return fmt.Errorf("persist info: %w", err)
-		}
-		s.cfg.Cache.SetInfo(r)
-		s.haveInfo = true
-		return nil
+	if err := SaveInfo(ctx, s.cfg.Store, s.cfg.Resource, info); err != nil {
+		return err
 	}
-	return fmt.Errorf("%w: %s", errNotServed, gvr)
+	s.cfg.Cache.SetInfo(info)
+	s.haveInfo = true
+	return nil
 }

@@ -32,6 +32,12 @@ const (
 	groupCommitWindow = 2 * time.Millisecond
 )
 
+// WatchTimeout is a cloud watch's timeoutSeconds: a random 5 to 10
+// minutes, as client-go's reflector picks.
+func WatchTimeout() int64 {
+	return int64((minWatchTimeout + rand.N(minWatchTimeout)) / time.Second)
+}
+
 // batch is a set of cloud events committed in one transaction.
 type batch struct {
 	ops    []metastore.Op
@@ -40,22 +46,22 @@ type batch struct {
 }
 
 // watch streams cloud events from s.rv until the cloud closes the watch
-// (nil), answers 410 (errExpired), or fails.
+// (nil), answers 410 (ErrExpired), or fails.
 func (s *Syncer) watch(ctx context.Context) error {
-	dead := s.cfg.Link.deadChan()
+	dead := s.cfg.Link.Dead()
 	select {
 	case <-dead:
 		return errLinkDead
 	default:
 	}
-	timeout := int64((minWatchTimeout + rand.N(minWatchTimeout)) / time.Second)
+	timeout := WatchTimeout()
 	w, err := s.cfg.ListerWatcher.WatchWithContext(ctx, metav1.ListOptions{
 		ResourceVersion:     strconv.FormatUint(s.rv, 10),
 		AllowWatchBookmarks: true,
 		TimeoutSeconds:      &timeout,
 	})
 	if err != nil {
-		return classify("watch", err)
+		return Classify("watch", err)
 	}
 	defer w.Stop()
 	for {
@@ -151,9 +157,9 @@ func (s *Syncer) add(b *batch, ev watch.Event) error {
 	}
 	switch ev.Type {
 	case watch.Error:
-		return classify("watch event", apierrors.FromObject(ev.Object))
+		return Classify("watch event", apierrors.FromObject(ev.Object))
 	case watch.Bookmark:
-		rv, err := resourceVersionOf(ev.Object)
+		rv, err := ResourceVersionOf(ev.Object)
 		if err != nil {
 			return fmt.Errorf("bookmark: %w", err)
 		}
@@ -163,7 +169,7 @@ func (s *Syncer) add(b *batch, ev watch.Event) error {
 	default:
 		return fmt.Errorf("unexpected watch event type %q", ev.Type)
 	}
-	o, err := toObject(ev.Object)
+	o, err := ToObject(ev.Object)
 	if err != nil {
 		return err
 	}
@@ -173,9 +179,9 @@ func (s *Syncer) add(b *batch, ev watch.Event) error {
 	if ev.Type == watch.Added && s.heldWithOtherUID(b, o) {
 		return fmt.Errorf("%w: %s/%s added at %d with another UID than the one held", errConflict, o.Namespace, o.Name, o.RV)
 	}
-	op := upsertOp(o)
+	op := UpsertOp(o)
 	if ev.Type == watch.Deleted {
-		op = deleteOp(o)
+		op = DeleteOp(o)
 	}
 	b.ops = append(b.ops, op)
 	b.events = append(b.events, versioncache.Event{Type: ev.Type, RV: o.RV, Object: o})
@@ -212,12 +218,12 @@ func (s *Syncer) reloadCache(ctx context.Context) error {
 	return nil
 }
 
-// classify turns a cloud 410, or a resourceVersion too large for the
-// cloud, into errExpired (relist, as client-go's reflector does) and wraps
+// Classify turns a cloud 410, or a resourceVersion too large for the
+// cloud, into ErrExpired (relist, as client-go's reflector does) and wraps
 // anything else.
-func classify(what string, err error) error {
+func Classify(what string, err error) error {
 	if apierrors.IsResourceExpired(err) || apierrors.IsGone(err) {
-		return fmt.Errorf("%s: %w", what, errExpired)
+		return fmt.Errorf("%s: %w", what, ErrExpired)
 	}
 	// The cloud is behind the watermark (a restored or rebuilt control
 	// plane, or one that lags its peers): relist, as a reflector does.

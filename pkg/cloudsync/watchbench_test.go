@@ -53,7 +53,7 @@ func BenchmarkWatchDecode(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			if _, err := toObject(obj); err != nil {
+			if _, err := ToObject(obj); err != nil {
 				b.Fatal(err)
 			}
 			n++

@@ -47,7 +47,7 @@ func TestFrameReader(t *testing.T) {
 					err = derr
 					break
 				}
-				so, oerr := toObject(o)
+				so, oerr := ToObject(o)
 				if oerr != nil {
 					err = oerr
 					break

@@ -2,6 +2,9 @@
 // sync scope (node scope for the node's own credentials, cluster scope
 // only when configured, auto never widening to it), how the choice is
 // stored for offline restarts and confirmed with the cloud afterwards,
-// and node scope's set of resources (what the Node authorizer lets the
-// node read). cmd wires it; the doors ask listwatch/auth who may read it.
+// node scope's set of resources (what the Node authorizer lets the node
+// read), cluster scope's default list, and what is answered from stored
+// answers while the cloud is away (the kubelet's TokenRequests for pods
+// the node holds, node scope's get-only reads). cmd wires it; the doors
+// ask listwatch/auth who may read it.
 package holding

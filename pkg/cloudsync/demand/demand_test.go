@@ -1,4 +1,4 @@
-package cloudsync
+package demand
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/apiserver-lite/apiserver-lite/pkg/cloudsync"
 	"github.com/apiserver-lite/apiserver-lite/pkg/metastore"
 	"github.com/apiserver-lite/apiserver-lite/pkg/versioncache"
 	corev1 "k8s.io/api/core/v1"
@@ -16,9 +17,36 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/tools/cache"
 )
+
+// waitTimeout bounds how long a test waits for an asynchronous effect.
+const waitTimeout = 10 * time.Second
+
+var cmGVR = schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}
+
+// waitFor polls cond until it holds or waitTimeout passes.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	err := wait.PollUntilContextTimeout(context.Background(), time.Millisecond, waitTimeout, true,
+		func(context.Context) (bool, error) { return cond(), nil })
+	if err != nil {
+		t.Fatalf("timed out waiting for %s", what)
+	}
+}
+
+// newUpLink returns a running Link whose prober has seen the cloud.
+func newUpLink(t *testing.T) *cloudsync.Link {
+	l := cloudsync.NewLink(cloudsync.LinkConfig{Probe: func(context.Context) error { return nil }})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); _ = l.Run(ctx) }()
+	t.Cleanup(func() { cancel(); <-done })
+	waitFor(t, "the link to come up", l.Connected)
+	return l
+}
 
 // demandCloud is the cloud at the network edge: named objects answered
 // from a map, one fake watch per object, and a record of what was asked.
@@ -34,7 +62,7 @@ type demandCloud struct {
 	watchRVs map[string][]string
 }
 
-func (c *demandCloud) source(r Resource) cache.ListerWatcherWithContext {
+func (c *demandCloud) source(r cloudsync.Resource) cache.ListerWatcherWithContext {
 	key := r.GVR.Resource + "/" + r.Namespace + "/" + r.FieldSelector[len("metadata.name="):]
 	return &cache.ListWatch{
 		ListWithContextFunc: func(context.Context, metav1.ListOptions) (runtime.Object, error) {
@@ -106,42 +134,67 @@ func mustCacheObject(t *testing.T, v any) *versioncache.Object {
 	return o
 }
 
-func TestDemandHoldsOnlyReferencedObjects(t *testing.T) {
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	store, err := metastore.Open(ctx, filepath.Join(t.TempDir(), "state.db"))
+// local is a Holder's local side: a real store, and the caches of the
+// node's one pod p1 (with volumes), its Node n1, secrets and configmaps.
+type local struct {
+	store        *metastore.Store
+	pods, nodes  *versioncache.Cache
+	secrets, cms Kind
+}
+
+func newLocal(t *testing.T, volumes ...corev1.Volume) local {
+	t.Helper()
+	store, err := metastore.Open(context.Background(), filepath.Join(t.TempDir(), "state.db"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer store.Close()
+	t.Cleanup(func() { store.Close() })
 	pod := &corev1.Pod{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"},
 		ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "p1", ResourceVersion: "20"},
-		Spec: corev1.PodSpec{NodeName: "n1", Containers: []corev1.Container{{Name: "c"}}, Volumes: []corev1.Volume{
-			{Name: "s", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: "used"}}},
-			{Name: "t", VolumeSource: corev1.VolumeSource{Projected: &corev1.ProjectedVolumeSource{Sources: []corev1.VolumeProjection{
-				{ConfigMap: &corev1.ConfigMapProjection{LocalObjectReference: corev1.LocalObjectReference{Name: "kube-root-ca.crt"}}}}}}},
-		}},
+		Spec:       corev1.PodSpec{NodeName: "n1", Containers: []corev1.Container{{Name: "c"}}, Volumes: volumes},
 	}
 	node := &corev1.Node{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Node"}, ObjectMeta: metav1.ObjectMeta{Name: "n1", ResourceVersion: "5"}}
-	pods := versioncache.New(schema.GroupVersionResource{Version: "v1", Resource: "pods"}, 10)
-	pods.Replace([]*versioncache.Object{mustCacheObject(t, pod)}, 30)
-	nodes := versioncache.New(schema.GroupVersionResource{Version: "v1", Resource: "nodes"}, 10)
-	nodes.Replace([]*versioncache.Object{mustCacheObject(t, node)}, 30)
-	secrets := DemandKind{Resource: Resource{GVR: schema.GroupVersionResource{Version: "v1", Resource: "secrets"}, OnDemand: true},
-		Cache: versioncache.New(schema.GroupVersionResource{Version: "v1", Resource: "secrets"}, 10)}
-	cms := DemandKind{Resource: Resource{GVR: cmGVR, OnDemand: true}, Cache: versioncache.New(cmGVR, 10)}
+	l := local{store: store,
+		pods:  versioncache.New(schema.GroupVersionResource{Version: "v1", Resource: "pods"}, 10),
+		nodes: versioncache.New(schema.GroupVersionResource{Version: "v1", Resource: "nodes"}, 10),
+		secrets: Kind{Resource: cloudsync.Resource{GVR: schema.GroupVersionResource{Version: "v1", Resource: "secrets"}, OnDemand: true},
+			Cache: versioncache.New(schema.GroupVersionResource{Version: "v1", Resource: "secrets"}, 10)},
+		cms: Kind{Resource: cloudsync.Resource{GVR: cmGVR, OnDemand: true}, Cache: versioncache.New(cmGVR, 10)},
+	}
+	l.pods.Replace([]*versioncache.Object{mustCacheObject(t, pod)}, 30)
+	l.nodes.Replace([]*versioncache.Object{mustCacheObject(t, node)}, 30)
+	return l
+}
+
+// holder returns a Holder of l's kinds from cloud.
+func (l local) holder(t *testing.T, cloud *demandCloud) *Holder {
+	return New(Config{Pods: l.pods, Nodes: l.nodes, Secrets: l.secrets, ConfigMaps: l.cms, Source: cloud.source,
+		Discovery: demandDiscovery{}, Store: l.store, Link: newUpLink(t)})
+}
+
+// secretVolume mounts the secret name.
+func secretVolume(name string) corev1.Volume {
+	return corev1.Volume{Name: "s", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: name}}}
+}
+
+func TestDemandHoldsOnlyReferencedObjects(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	l := newLocal(t, secretVolume("used"),
+		corev1.Volume{Name: "t", VolumeSource: corev1.VolumeSource{Projected: &corev1.ProjectedVolumeSource{Sources: []corev1.VolumeProjection{
+			{ConfigMap: &corev1.ConfigMapProjection{LocalObjectReference: corev1.LocalObjectReference{Name: "kube-root-ca.crt"}}}}}}})
+	store, pods, secrets, cms := l.store, l.pods, l.secrets, l.cms
 	cloud := &demandCloud{listRV: 40, asked: map[string]bool{}, watches: map[string]*watch.FakeWatcher{}, objs: map[string]*unstructured.Unstructured{
 		"secrets/ns/used":                namedObject("Secret", "ns", "used", 10, "in-use"),
 		"secrets/ns/unused":              namedObject("Secret", "ns", "unused", 11, "never"),
 		"configmaps/ns/kube-root-ca.crt": namedObject("ConfigMap", "ns", "kube-root-ca.crt", 12, "ca"),
 	}}
-	d := NewDemand(DemandConfig{Pods: pods, Nodes: nodes, Secrets: secrets, ConfigMaps: cms, Source: cloud.source,
-		Discovery: demandDiscovery{}, Store: store, Link: newUpLink()})
+	d := l.holder(t, cloud)
 	done := make(chan error, 1)
 	go func() { done <- d.Run(ctx) }()
 
-	held := func(k DemandKind, name string) bool {
+	held := func(k Kind, name string) bool {
 		o, _, err := k.Cache.Get("ns", name)
 		return err == nil && o != nil
 	}
@@ -216,31 +269,12 @@ func (c *demandCloud) asks(key string) (int, []string) {
 func TestDemandResumesObjectWatchWithoutListing(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	store, err := metastore.Open(ctx, filepath.Join(t.TempDir(), "state.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer store.Close()
-	pod := &corev1.Pod{
-		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"},
-		ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "p1", ResourceVersion: "20"},
-		Spec: corev1.PodSpec{NodeName: "n1", Containers: []corev1.Container{{Name: "c"}}, Volumes: []corev1.Volume{
-			{Name: "s", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: "used"}}}}},
-	}
-	node := &corev1.Node{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Node"}, ObjectMeta: metav1.ObjectMeta{Name: "n1", ResourceVersion: "5"}}
-	pods := versioncache.New(schema.GroupVersionResource{Version: "v1", Resource: "pods"}, 10)
-	pods.Replace([]*versioncache.Object{mustCacheObject(t, pod)}, 30)
-	nodes := versioncache.New(schema.GroupVersionResource{Version: "v1", Resource: "nodes"}, 10)
-	nodes.Replace([]*versioncache.Object{mustCacheObject(t, node)}, 30)
-	secrets := DemandKind{Resource: Resource{GVR: schema.GroupVersionResource{Version: "v1", Resource: "secrets"}, OnDemand: true},
-		Cache: versioncache.New(schema.GroupVersionResource{Version: "v1", Resource: "secrets"}, 10)}
-	cms := DemandKind{Resource: Resource{GVR: cmGVR, OnDemand: true}, Cache: versioncache.New(cmGVR, 10)}
+	l := newLocal(t, secretVolume("used"))
 	const key = "secrets/ns/used"
 	cloud := &demandCloud{listRV: 40, asked: map[string]bool{}, watches: map[string]*watch.FakeWatcher{},
 		lists: map[string]int{}, watchRVs: map[string][]string{},
 		objs: map[string]*unstructured.Unstructured{key: namedObject("Secret", "ns", "used", 10, "in-use")}}
-	d := NewDemand(DemandConfig{Pods: pods, Nodes: nodes, Secrets: secrets, ConfigMaps: cms, Source: cloud.source,
-		Discovery: demandDiscovery{}, Store: store, Link: newUpLink()})
+	d := l.holder(t, cloud)
 	done := make(chan error, 1)
 	go func() { done <- d.Run(ctx) }()
 	defer func() { cancel(); <-done }()

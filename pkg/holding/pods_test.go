@@ -1,4 +1,4 @@
-package main
+package holding
 
 import (
 	"testing"
@@ -7,14 +7,14 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
-func TestPodLookup(t *testing.T) {
+func TestHeldPod(t *testing.T) {
 	pods := versioncache.New(schema.GroupVersionResource{Version: "v1", Resource: "pods"}, 10)
 	obj, err := versioncache.NewObject([]byte(`{"apiVersion":"v1","kind":"Pod","metadata":{"namespace":"a","name":"p",` +
 		`"uid":"u1","resourceVersion":"5"}}`))
 	if err != nil {
 		t.Fatal(err)
 	}
-	lookup := podLookup([]*versioncache.Cache{pods})
+	lookup := HeldPod([]*versioncache.Cache{pods})
 	if lookup("a", "p", "u1") {
 		t.Fatal("found a pod before the cache is ready")
 	}
@@ -27,7 +27,7 @@ func TestPodLookup(t *testing.T) {
 			t.Errorf("lookup(%s, %s, %s): got %v, want %v", tc.ns, tc.name, tc.uid, got, tc.want)
 		}
 	}
-	if podLookup(nil)("a", "p", "u1") {
+	if HeldPod(nil)("a", "p", "u1") {
 		t.Fatal("found a pod without a pods cache")
 	}
 }

@@ -1,12 +1,12 @@
-package cloudsync
+package demand
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"time"
 
-	"github.com/apiserver-lite/apiserver-lite/pkg/cloudsync/nodescope"
+	"github.com/apiserver-lite/apiserver-lite/pkg/cloudsync"
+	"github.com/apiserver-lite/apiserver-lite/pkg/cloudsync/demand/nodescope"
 	"github.com/apiserver-lite/apiserver-lite/pkg/metastore"
 	"github.com/apiserver-lite/apiserver-lite/pkg/versioncache"
 	"k8s.io/apimachinery/pkg/watch"
@@ -14,7 +14,7 @@ import (
 
 // handleUpdate commits what a worker learned, unless the worker was
 // stopped since.
-func (d *Demand) handleUpdate(ctx context.Context, u objectUpdate) error {
+func (d *Holder) handleUpdate(ctx context.Context, u objectUpdate) error {
 	if w := d.workers[u.ref]; w == nil || w.gen != u.gen {
 		return nil
 	}
@@ -41,11 +41,11 @@ func (d *Demand) handleUpdate(ctx context.Context, u objectUpdate) error {
 // publishing it as an event would move watchers' RV backwards, so the
 // cache's state is replaced at the cache's RV instead, and local watchers
 // watch again (the cloud's RVs are never rewritten).
-func (d *Demand) upsert(ctx context.Context, k DemandKind, cur, obj *versioncache.Object) error {
+func (d *Holder) upsert(ctx context.Context, k Kind, cur, obj *versioncache.Object) error {
 	key := k.Resource.Key()
 	cacheRV := k.Cache.RV()
 	if obj.RV > cacheRV {
-		if err := d.cfg.Store.Apply(ctx, key, []metastore.Op{upsertOp(obj)}, obj.RV); err != nil {
+		if err := d.cfg.Store.Apply(ctx, key, []metastore.Op{cloudsync.UpsertOp(obj)}, obj.RV); err != nil {
 			return fmt.Errorf("persist %s: %w", key, err)
 		}
 		typ := watch.Added
@@ -56,7 +56,7 @@ func (d *Demand) upsert(ctx context.Context, k DemandKind, cur, obj *versioncach
 			return nil
 		}
 		cacheRV = obj.RV
-	} else if err := d.cfg.Store.Apply(ctx, key, []metastore.Op{upsertOp(obj)}, cacheRV); err != nil {
+	} else if err := d.cfg.Store.Apply(ctx, key, []metastore.Op{cloudsync.UpsertOp(obj)}, cacheRV); err != nil {
 		return fmt.Errorf("persist %s: %w", key, err)
 	}
 	objs, _, err := k.Cache.List(versioncache.Predicate{})
@@ -69,7 +69,7 @@ func (d *Demand) upsert(ctx context.Context, k DemandKind, cur, obj *versioncach
 
 // remove deletes a held object from the store and the cache; watchers see
 // DELETED at rv, or just above the cache's RV if rv is not after it.
-func (d *Demand) remove(ctx context.Context, k DemandKind, last *versioncache.Object, rv uint64) error {
+func (d *Holder) remove(ctx context.Context, k Kind, last *versioncache.Object, rv uint64) error {
 	key := k.Resource.Key()
 	rv = max(rv, k.Cache.RV()+1)
 	del := last
@@ -83,7 +83,7 @@ func (d *Demand) remove(ctx context.Context, k DemandKind, last *versioncache.Ob
 	// restarts the resource's event log: the log's earlier events hold the
 	// object's bytes, which must leave the disk with it. A local watch
 	// resuming from before this point after a restart gets 410 and relists.
-	purge := deleteOp(del)
+	purge := cloudsync.DeleteOp(del)
 	purge.Object.Raw = nil
 	if err := d.cfg.Store.Apply(ctx, key, []metastore.Op{purge}, rv); err != nil {
 		return fmt.Errorf("persist %s: %w", key, err)
@@ -96,7 +96,7 @@ func (d *Demand) remove(ctx context.Context, k DemandKind, last *versioncache.Ob
 }
 
 // drop removes r, which nothing references any more, if it is held.
-func (d *Demand) drop(ctx context.Context, r nodescope.Ref, rv uint64) error {
+func (d *Holder) drop(ctx context.Context, r nodescope.Ref, rv uint64) error {
 	k := d.kind(r.Kind)
 	cur, _, err := k.Cache.Get(r.Namespace, r.Name)
 	if err != nil || cur == nil {
@@ -108,7 +108,7 @@ func (d *Demand) drop(ctx context.Context, r nodescope.Ref, rv uint64) error {
 
 // dropUnreferenced removes every held object that nothing references,
 // such as those stored before a restart by pods that have since gone.
-func (d *Demand) dropUnreferenced(ctx context.Context, rv uint64) error {
+func (d *Holder) dropUnreferenced(ctx context.Context, rv uint64) error {
 	for _, kind := range []nodescope.Kind{nodescope.Secret, nodescope.ConfigMap} {
 		objs, _, err := d.kind(kind).Cache.List(versioncache.Predicate{})
 		if err != nil {
@@ -130,7 +130,7 @@ func (d *Demand) dropUnreferenced(ctx context.Context, rv uint64) error {
 // scrubIfDue checkpoints the WAL after deletions. A failed checkpoint is
 // retried after scrubRetry; the store's own error is returned only if it
 // is closed or broken, which the caller cannot fix either.
-func (d *Demand) scrubIfDue(ctx context.Context) error {
+func (d *Holder) scrubIfDue(ctx context.Context) error {
 	if !d.scrubDue {
 		return nil
 	}
@@ -144,37 +144,18 @@ func (d *Demand) scrubIfDue(ctx context.Context) error {
 
 // scrubTimer fires when a failed scrub should be retried; nil (never)
 // when none is due.
-func (d *Demand) scrubTimer() <-chan time.Time {
+func (d *Holder) scrubTimer() <-chan time.Time {
 	if !d.scrubDue {
 		return nil
 	}
 	return d.cfg.Clock.After(scrubRetry)
 }
 
-// discoverInfo looks r up in the cloud's discovery.
-func discoverInfo(disc Discoverer, r Resource) (versioncache.Info, error) {
-	list, err := disc.ServerResourcesForGroupVersion(r.GVR.GroupVersion().String())
-	if err != nil {
-		return versioncache.Info{}, err
-	}
-	for _, info := range list.APIResources {
-		if info.Name == r.GVR.Resource {
-			info.Group, info.Version = r.GVR.Group, r.GVR.Version
-			return info, nil
-		}
-	}
-	return versioncache.Info{}, fmt.Errorf("%w: %s", errNotServed, r.GVR)
-}
-
 // persistInfo stores a kind's discovery information for offline restarts
 // and hands it to its cache.
-func persistInfo(ctx context.Context, store DemandStore, k DemandKind, info versioncache.Info) error {
-	raw, err := json.Marshal(info)
-	if err != nil {
-		return fmt.Errorf("encode info: %w", err)
-	}
-	if err := store.PutMeta(ctx, k.Resource.InfoKey(), raw); err != nil {
-		return fmt.Errorf("persist info: %w", err)
+func persistInfo(ctx context.Context, store Store, k Kind, info versioncache.Info) error {
+	if err := cloudsync.SaveInfo(ctx, store, k.Resource, info); err != nil {
+		return err
 	}
 	k.Cache.SetInfo(info)
 	return nil

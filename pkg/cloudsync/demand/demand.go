@@ -1,4 +1,4 @@
-package cloudsync
+package demand
 
 import (
 	"context"
@@ -8,21 +8,22 @@ import (
 	"sync"
 	"time"
 
-	"github.com/apiserver-lite/apiserver-lite/pkg/cloudsync/nodescope"
+	"github.com/apiserver-lite/apiserver-lite/pkg/cloudsync"
+	"github.com/apiserver-lite/apiserver-lite/pkg/cloudsync/demand/nodescope"
 	"github.com/apiserver-lite/apiserver-lite/pkg/metastore"
 	"github.com/apiserver-lite/apiserver-lite/pkg/versioncache"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/utils/clock"
 )
 
-// scrubRetry is how long Demand waits before retrying a WAL checkpoint
+// scrubRetry is how long Holder waits before retrying a WAL checkpoint
 // that a concurrent reader kept from completing; a few retries fit well
 // inside the 60 s within which a dropped object's bytes must be gone.
 const scrubRetry = 5 * time.Second
 
-// DemandStore is the durable side of a Demand. *metastore.Store satisfies
+// Store is the durable side of a Holder. *metastore.Store satisfies
 // it.
-type DemandStore interface {
+type Store interface {
 	Apply(ctx context.Context, resource string, ops []metastore.Op, watermark uint64) error
 	PutMeta(ctx context.Context, key string, value []byte) error
 	// Scrub checkpoints and truncates the write-ahead log, so that deleted
@@ -30,31 +31,31 @@ type DemandStore interface {
 	Scrub(ctx context.Context) error
 }
 
-// DemandKind is one kind a Demand holds objects of: a resource marked
+// Kind is one kind a Holder holds objects of: a resource marked
 // OnDemand and the cache local clients read it from.
-type DemandKind struct {
-	Resource Resource
+type Kind struct {
+	Resource cloudsync.Resource
 	Cache    *versioncache.Cache
 }
 
-// DemandConfig wires a Demand. Clock and Logger may be nil.
-type DemandConfig struct {
+// Config wires a Holder. Clock and Logger may be nil.
+type Config struct {
 	// Pods and Nodes are the local caches of the node's pods and its own
 	// Node; their contents decide what is referenced.
 	Pods, Nodes *versioncache.Cache
-	Secrets     DemandKind
-	ConfigMaps  DemandKind
+	Secrets     Kind
+	ConfigMaps  Kind
 	// Source returns a lister-watcher of one cloud object: r narrowed to a
 	// namespace and a metadata.name field selector.
-	Source    func(r Resource) cache.ListerWatcherWithContext
-	Discovery Discoverer
-	Store     DemandStore
-	Link      *Link
+	Source    func(r cloudsync.Resource) cache.ListerWatcherWithContext
+	Discovery cloudsync.Discoverer
+	Store     Store
+	Link      *cloudsync.Link
 	Clock     clock.Clock
 	Logger    *slog.Logger
 }
 
-// Demand holds the secrets and configmaps that the node's pods (and its
+// Holder holds the secrets and configmaps that the node's pods (and its
 // Node) reference, and nothing else: the set the Node authorizer lets the
 // node read. Each referenced object is watched on its own, by name, as the
 // kubelet does. When the last reference goes, the watch stops and the
@@ -62,8 +63,8 @@ type DemandConfig struct {
 // the store, whose deleted bytes are then scrubbed from disk.
 //
 // Run owns every field below; workers only send on updates.
-type Demand struct {
-	cfg  DemandConfig
+type Holder struct {
+	cfg  Config
 	log  *slog.Logger
 	refs *nodescope.Set
 	// owners are the pods (and the node) whose references are in refs.
@@ -78,24 +79,24 @@ type Demand struct {
 	scrubDue bool
 }
 
-// NewDemand returns a Demand; the caller loaded its kinds' caches from the
+// New returns a Holder; the caller loaded its kinds' caches from the
 // store.
-func NewDemand(cfg DemandConfig) *Demand {
+func New(cfg Config) *Holder {
 	if cfg.Clock == nil {
 		cfg.Clock = clock.RealClock{}
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	return &Demand{
+	return &Holder{
 		cfg: cfg, log: cfg.Logger.With("component", "on-demand"),
 		refs: nodescope.NewSet(), owners: map[nodescope.Owner]bool{},
 		workers: map[nodescope.Ref]*objectWorker{}, updates: make(chan objectUpdate),
 	}
 }
 
-// kind returns the DemandKind holding objects of k.
-func (d *Demand) kind(k nodescope.Kind) DemandKind {
+// kind returns the Kind holding objects of k.
+func (d *Holder) kind(k nodescope.Kind) Kind {
 	if k == nodescope.Secret {
 		return d.cfg.Secrets
 	}
@@ -105,7 +106,7 @@ func (d *Demand) kind(k nodescope.Kind) DemandKind {
 // Run holds the referenced objects until ctx ends, then stops every
 // per-object watch and returns nil. It returns an error only if the store
 // fails.
-func (d *Demand) Run(ctx context.Context) error {
+func (d *Holder) Run(ctx context.Context) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer func() {
 		cancel()
@@ -126,8 +127,8 @@ func (d *Demand) Run(ctx context.Context) error {
 
 // start waits for discovery information and for the pod and node caches,
 // and makes the held kinds' caches ready.
-func (d *Demand) start(ctx context.Context) error {
-	for _, k := range []DemandKind{d.cfg.Secrets, d.cfg.ConfigMaps} {
+func (d *Holder) start(ctx context.Context) error {
+	for _, k := range []Kind{d.cfg.Secrets, d.cfg.ConfigMaps} {
 		if err := d.ensureInfo(ctx, k); err != nil {
 			return err
 		}
@@ -138,7 +139,7 @@ func (d *Demand) start(ctx context.Context) error {
 	if err := d.cfg.Nodes.WaitForRV(ctx, 1); err != nil {
 		return fmt.Errorf("wait for node: %w", err)
 	}
-	for _, k := range []DemandKind{d.cfg.Secrets, d.cfg.ConfigMaps} {
+	for _, k := range []Kind{d.cfg.Secrets, d.cfg.ConfigMaps} {
 		if k.Cache.Ready() {
 			continue
 		}
@@ -156,22 +157,27 @@ func (d *Demand) start(ctx context.Context) error {
 
 // ensureInfo fetches a kind's discovery information unless it was loaded
 // from the store, retrying until the cloud answers.
-func (d *Demand) ensureInfo(ctx context.Context, k DemandKind) error {
+func (d *Holder) ensureInfo(ctx context.Context, k Kind) error {
 	if _, ok := k.Cache.Info(); ok {
 		return nil
 	}
-	b := newBackoff()
+	retry := cloudsync.NewRetrier(d.cfg.Clock)
 	for {
-		info, err := discoverInfo(d.cfg.Discovery, k.Resource)
+		info, err := cloudsync.DiscoverInfo(d.cfg.Discovery, k.Resource)
 		if err == nil {
 			return persistInfo(ctx, d.cfg.Store, k, info)
 		}
 		d.log.Warn("cloud discovery failed, backing off", "resource", k.Resource.Key(), "err", err)
-		if err := sleep(ctx, d.cfg.Clock, retryDelay(&b, err)); err != nil {
+		if err := retry.Wait(ctx, err); err != nil {
 			return err
 		}
 	}
 }
 
-// errStopped means a local cache the Demand follows was closed.
-var errStopped = errors.New("local cache closed")
+var (
+	// errStopped means a local cache the Holder follows was closed.
+	errStopped = errors.New("local cache closed")
+	// errLinkDead means the link probes failed for longer than the watch
+	// progress timeout while an object was watched.
+	errLinkDead = errors.New("cloud link down longer than the watch progress timeout")
+)

@@ -1,4 +1,4 @@
-package cloudsync
+package demand
 
 import (
 	"context"
@@ -6,7 +6,7 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/apiserver-lite/apiserver-lite/pkg/cloudsync/nodescope"
+	"github.com/apiserver-lite/apiserver-lite/pkg/cloudsync/demand/nodescope"
 	"github.com/apiserver-lite/apiserver-lite/pkg/versioncache"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/watch"
@@ -39,7 +39,7 @@ func (f *follower) rewatch() ([]versioncache.Event, error) {
 
 // loop follows the pods and the node and applies the updates of the
 // per-object watches until ctx ends or a local cache closes.
-func (d *Demand) loop(ctx context.Context) error {
+func (d *Holder) loop(ctx context.Context) error {
 	pods := &follower{cache: d.cfg.Pods}
 	node := &follower{cache: d.cfg.Nodes, node: true}
 	defer func() {
@@ -77,7 +77,7 @@ func (d *Demand) loop(ctx context.Context) error {
 }
 
 // stopped maps the end of a followed cache (shutdown) to nil.
-func (d *Demand) stopped(err error) error {
+func (d *Holder) stopped(err error) error {
 	if errors.Is(err, errStopped) {
 		return nil
 	}
@@ -85,7 +85,7 @@ func (d *Demand) stopped(err error) error {
 }
 
 // follow applies one event of f's watch; a closed watch resyncs.
-func (d *Demand) follow(ctx context.Context, f *follower, ev versioncache.Event, open bool) error {
+func (d *Holder) follow(ctx context.Context, f *follower, ev versioncache.Event, open bool) error {
 	if !open {
 		return d.resync(ctx, f)
 	}
@@ -100,7 +100,7 @@ func (d *Demand) follow(ctx context.Context, f *follower, ev versioncache.Event,
 
 // resync rebuilds the references of f's owners from the cache's state and
 // drops held objects that nothing references any more.
-func (d *Demand) resync(ctx context.Context, f *follower) error {
+func (d *Holder) resync(ctx context.Context, f *follower) error {
 	initial, err := f.rewatch()
 	if err != nil {
 		return err
@@ -129,7 +129,7 @@ func ownerOf(o *versioncache.Object, node bool) nodescope.Owner {
 
 // setOwner records the references of a pod or the node; rv is the RV of
 // the change, the earliest a dropped object may be deleted at.
-func (d *Demand) setOwner(ctx context.Context, o *versioncache.Object, node bool, rv uint64) error {
+func (d *Holder) setOwner(ctx context.Context, o *versioncache.Object, node bool, rv uint64) error {
 	refs, err := objectRefs(o, node)
 	if err != nil {
 		// The cloud validated the object, so this is a local fault; the
@@ -147,13 +147,13 @@ func (d *Demand) setOwner(ctx context.Context, o *versioncache.Object, node bool
 	return d.changeRefs(ctx, added, removed, rv)
 }
 
-func (d *Demand) dropOwner(ctx context.Context, owner nodescope.Owner, rv uint64) error {
+func (d *Holder) dropOwner(ctx context.Context, owner nodescope.Owner, rv uint64) error {
 	delete(d.owners, owner)
 	return d.changeRefs(ctx, nil, d.refs.Remove(owner), rv)
 }
 
 // changeRefs starts watching added objects and drops removed ones.
-func (d *Demand) changeRefs(ctx context.Context, added, removed []nodescope.Ref, rv uint64) error {
+func (d *Holder) changeRefs(ctx context.Context, added, removed []nodescope.Ref, rv uint64) error {
 	for _, r := range added {
 		d.startWorker(ctx, r)
 	}

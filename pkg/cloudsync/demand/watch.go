@@ -1,15 +1,14 @@
-package cloudsync
+package demand
 
 import (
 	"context"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"strconv"
 	"sync"
-	"time"
 
-	"github.com/apiserver-lite/apiserver-lite/pkg/cloudsync/nodescope"
+	"github.com/apiserver-lite/apiserver-lite/pkg/cloudsync"
+	"github.com/apiserver-lite/apiserver-lite/pkg/cloudsync/demand/nodescope"
 	"github.com/apiserver-lite/apiserver-lite/pkg/versioncache"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -38,20 +37,20 @@ type objectUpdate struct {
 }
 
 // startWorker starts watching r by name.
-func (d *Demand) startWorker(ctx context.Context, r nodescope.Ref) {
+func (d *Holder) startWorker(ctx context.Context, r nodescope.Ref) {
 	d.nextGen++
 	wctx, cancel := context.WithCancel(ctx)
 	w := &objectWorker{gen: d.nextGen, cancel: cancel}
 	d.workers[r] = w
 	k := d.kind(r.Kind).Resource
-	lw := d.cfg.Source(Resource{GVR: k.GVR, Namespace: r.Namespace, FieldSelector: "metadata.name=" + r.Name})
+	lw := d.cfg.Source(cloudsync.Resource{GVR: k.GVR, Namespace: r.Namespace, FieldSelector: "metadata.name=" + r.Name})
 	d.wg.Go(func() {
 		d.watchObject(wctx, lw, r, w.gen)
 	})
 }
 
 // stopWorker ends r's watch; updates it already sent are ignored.
-func (d *Demand) stopWorker(r nodescope.Ref) {
+func (d *Holder) stopWorker(r nodescope.Ref) {
 	if w := d.workers[r]; w != nil {
 		w.cancel()
 		delete(d.workers, r)
@@ -62,25 +61,23 @@ func (d *Demand) stopWorker(r nodescope.Ref) {
 // ends is resumed from the last resourceVersion it delivered, bookmarks
 // included, as a reflector does; only a first start or an expired
 // resourceVersion lists again. Failures are retried with backoff.
-func (d *Demand) watchObject(ctx context.Context, lw cache.ListerWatcherWithContext, r nodescope.Ref, gen uint64) {
-	b := newBackoff()
+func (d *Holder) watchObject(ctx context.Context, lw cache.ListerWatcherWithContext, r nodescope.Ref, gen uint64) {
+	retry := cloudsync.NewRetrier(d.cfg.Clock)
 	var from uint64 // where the next watch resumes; 0: list first
 	for ctx.Err() == nil {
-		err := d.listWatchAlive(ctx, lw, r, gen, &from, func() {
-			b = newBackoff()
-		})
+		err := d.listWatchAlive(ctx, lw, r, gen, &from, retry.Reset)
 		if ctx.Err() != nil {
 			return
 		}
 		if errors.Is(err, errLinkDead) {
 			// A half-open link: watch again once the prober reaches the
 			// cloud, as the syncers do.
-			if d.cfg.Link.waitUp(ctx) != nil {
+			if d.cfg.Link.WaitUp(ctx) != nil {
 				return
 			}
 			continue
 		}
-		if errors.Is(err, errExpired) {
+		if errors.Is(err, cloudsync.ErrExpired) {
 			from = 0
 			continue
 		}
@@ -88,7 +85,7 @@ func (d *Demand) watchObject(ctx context.Context, lw cache.ListerWatcherWithCont
 			continue
 		}
 		d.log.Info("watch of referenced object failed, backing off", "kind", r.Kind, "namespace", r.Namespace, "name", r.Name, "err", err)
-		if sleep(ctx, d.cfg.Clock, retryDelay(&b, err)) != nil {
+		if retry.Wait(ctx, err) != nil {
 			return
 		}
 	}
@@ -97,8 +94,8 @@ func (d *Demand) watchObject(ctx context.Context, lw cache.ListerWatcherWithCont
 // listWatchAlive runs listWatchOnce, ending it with errLinkDead once the
 // link has failed its probes for longer than the watch progress timeout,
 // so a watch on a half-open connection does not hang.
-func (d *Demand) listWatchAlive(ctx context.Context, lw cache.ListerWatcherWithContext, r nodescope.Ref, gen uint64, from *uint64, reached func()) error {
-	dead := d.cfg.Link.deadChan()
+func (d *Holder) listWatchAlive(ctx context.Context, lw cache.ListerWatcherWithContext, r nodescope.Ref, gen uint64, from *uint64, reached func()) error {
+	dead := d.cfg.Link.Dead()
 	actx, cancel := context.WithCancelCause(ctx)
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
@@ -122,11 +119,11 @@ func (d *Demand) listWatchAlive(ctx context.Context, lw cache.ListerWatcherWithC
 // listWatchOnce lists the object unless *from is set, then streams its
 // changes from *from until the watch ends, advancing *from with every
 // event and bookmark.
-func (d *Demand) listWatchOnce(ctx context.Context, lw cache.ListerWatcherWithContext, r nodescope.Ref, gen uint64, from *uint64, reached func()) error {
+func (d *Holder) listWatchOnce(ctx context.Context, lw cache.ListerWatcherWithContext, r nodescope.Ref, gen uint64, from *uint64, reached func()) error {
 	if *from == 0 {
 		list, err := lw.ListWithContext(ctx, metav1.ListOptions{})
 		if err != nil {
-			return classify("list", err)
+			return cloudsync.Classify("list", err)
 		}
 		reached()
 		u, err := listedUpdate(list)
@@ -139,11 +136,11 @@ func (d *Demand) listWatchOnce(ctx context.Context, lw cache.ListerWatcherWithCo
 		}
 		*from = u.rv
 	}
-	timeout := int64((minWatchTimeout + rand.N(minWatchTimeout)) / time.Second)
+	timeout := cloudsync.WatchTimeout()
 	w, err := lw.WatchWithContext(ctx, metav1.ListOptions{ResourceVersion: strconv.FormatUint(*from, 10),
 		AllowWatchBookmarks: true, TimeoutSeconds: &timeout})
 	if err != nil {
-		return classify("watch", err)
+		return cloudsync.Classify("watch", err)
 	}
 	reached()
 	defer w.Stop()
@@ -165,18 +162,18 @@ func (d *Demand) listWatchOnce(ctx context.Context, lw cache.ListerWatcherWithCo
 }
 
 // deliver hands one watch event of r on to Run's loop and advances *from.
-func (d *Demand) deliver(ctx context.Context, r nodescope.Ref, gen uint64, ev watch.Event, from *uint64) error {
+func (d *Holder) deliver(ctx context.Context, r nodescope.Ref, gen uint64, ev watch.Event, from *uint64) error {
 	switch ev.Type {
 	case watch.Error:
-		return classify("watch event", apierrors.FromObject(ev.Object))
+		return cloudsync.Classify("watch event", apierrors.FromObject(ev.Object))
 	case watch.Bookmark:
-		rv, err := resourceVersionOf(ev.Object)
+		rv, err := cloudsync.ResourceVersionOf(ev.Object)
 		if err != nil {
 			return fmt.Errorf("bookmark: %w", err)
 		}
 		*from = max(*from, rv)
 	case watch.Added, watch.Modified, watch.Deleted:
-		o, err := toObject(ev.Object)
+		o, err := cloudsync.ToObject(ev.Object)
 		if err != nil {
 			return err
 		}
@@ -199,7 +196,7 @@ func listedUpdate(list runtime.Object) (objectUpdate, error) {
 	}
 	u := objectUpdate{listed: true, rv: rv}
 	err = meta.EachListItem(list, func(item runtime.Object) error {
-		o, err := toObject(item)
+		o, err := cloudsync.ToObject(item)
 		u.obj = o
 		return err
 	})
@@ -207,7 +204,7 @@ func listedUpdate(list runtime.Object) (objectUpdate, error) {
 }
 
 // send hands u to Run's loop; false when the worker was stopped first.
-func (d *Demand) send(ctx context.Context, u objectUpdate) bool {
+func (d *Holder) send(ctx context.Context, u objectUpdate) bool {
 	select {
 	case d.updates <- u:
 		return true

@@ -1,0 +1,35 @@
+package holding
+
+import (
+	"encoding/json"
+
+	"github.com/apiserver-lite/apiserver-lite/pkg/versioncache"
+)
+
+// HeldPod finds a pod by namespace, name and uid in the pods cache that
+// is not being deleted; with no pods cache no bound token is accepted
+// offline.
+func HeldPod(caches []*versioncache.Cache) func(namespace, name, uid string) bool {
+	var cache *versioncache.Cache
+	for _, c := range caches {
+		if c.GVR() == PodsGVR {
+			cache = c
+		}
+	}
+	return func(ns, name, uid string) bool {
+		if cache == nil {
+			return false
+		}
+		obj, _, err := cache.Get(ns, name)
+		if err != nil || obj == nil {
+			return false
+		}
+		var meta struct {
+			Metadata struct {
+				UID               string  `json:"uid"`
+				DeletionTimestamp *string `json:"deletionTimestamp"`
+			} `json:"metadata"`
+		}
+		return json.Unmarshal(obj.Raw, &meta) == nil && meta.Metadata.UID == uid && meta.Metadata.DeletionTimestamp == nil
+	}
+}
