@@ -56,7 +56,7 @@ func TestRestartResumesStoredHoldings(t *testing.T) {
 		return second.caches[slicesGVR].Ready() && second.caches[nsGVR].Ready()
 	})
 
-	third := newRig(t, 16, store) // the pod left while the daemon was down
+	third := newRig(t, 16, store)             // the pod left while the daemon was down
 	third.caches[slicesGVR].Replace(nil, 100) // restored from the store
 	third.start(t)
 	eventually(t, "the orphaned state to be dropped", func() bool {
