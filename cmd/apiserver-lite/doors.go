@@ -58,6 +58,8 @@ type doorDeps struct {
 	// keySealer keeps a generated TLS key sealed on disk; nil without a
 	// state key.
 	keySealer auth.KeySealer
+	// holdings hold resources for the node's pods; nil holds none.
+	holdings auth.Holdings
 }
 
 // openDoors listens on the configured doors; on error it closes what it
@@ -143,6 +145,7 @@ func newChain(cfg config, d doorDeps) (auth.SecureConfig, error) {
 			Store: decisions, Connected: d.link.Connected, OfflineGrace: cfg.OfflineAuthzGrace, Logger: d.log}),
 		Forwarder:    fwd,
 		ClusterScope: d.clusterScope,
+		Holdings:     d.holdings,
 	}, nil
 }
 

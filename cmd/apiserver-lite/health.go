@@ -98,6 +98,10 @@ func (o *ops) readinessChecks(ctx context.Context) []check {
 		linkInfo = "disconnected (informational, does not affect readiness: the last known state is served)"
 	}
 	for i, c := range o.caches {
+		if o.res[i].ForPods {
+			checks = append(checks, o.heldForPodsCheck(o.res[i], c.Ready()))
+			continue
+		}
 		checks = append(checks, o.dataLoadedCheck(resourceLabel(o.res[i]), c.Ready()))
 	}
 	checks = append(checks, check{name: "cloud-link", info: linkInfo, note: true})
@@ -108,7 +112,10 @@ func (o *ops) readinessChecks(ctx context.Context) []check {
 	if !o.sealed {
 		checks = append(checks, check{name: "encryption-key", note: true, info: noKeyNote})
 	}
-	for _, r := range o.res {
+	for i, r := range o.res {
+		if r.ForPods && !o.caches[i].Ready() {
+			continue // not held: nothing to be stale
+		}
 		checks = append(checks, o.stalenessCheck(resourceLabel(r), up))
 	}
 	return checks

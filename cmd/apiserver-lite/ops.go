@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/apiserver-lite/apiserver-lite/pkg/cloudsync"
+	"github.com/apiserver-lite/apiserver-lite/pkg/holding/forpods"
 	"github.com/apiserver-lite/apiserver-lite/pkg/listwatch/metrics"
 	"github.com/apiserver-lite/apiserver-lite/pkg/metastore"
 	"github.com/apiserver-lite/apiserver-lite/pkg/versioncache"
@@ -53,6 +54,9 @@ type ops struct {
 	// sealed is set when the store has a state key. Set before serving,
 	// then read-only.
 	sealed bool
+	// holdings are the resources held for pods; nil when none. Set
+	// before serving, then read-only.
+	holdings *forpods.Holdings
 
 	// syncExited counts sync loops that returned before shutdown.
 	syncExited atomic.Int32
@@ -117,10 +121,14 @@ func (o *ops) handler(api http.Handler, door string) http.Handler {
 func (o *ops) statusLine() string {
 	ready, watchers := 0, 0
 	var stalest time.Duration
+	loadable := 0
 	for i, c := range o.caches {
 		st := c.Stats()
 		if st.Ready {
 			ready++
+		}
+		if st.Ready || !o.res[i].ForPods { // one not held for pods is not missing
+			loadable++
 		}
 		watchers += st.Watchers
 		if age, ok := o.metrics.Staleness(resourceLabel(o.res[i])); ok {
@@ -132,7 +140,7 @@ func (o *ops) statusLine() string {
 		link = "cloud connected"
 	}
 	return fmt.Sprintf("%s; %d/%d resources loaded; stalest %s; %d watchers",
-		link, ready, len(o.caches), stalest.Round(time.Second), watchers)
+		link, ready, loadable, stalest.Round(time.Second), watchers)
 }
 
 // watchdogProbeTimeout bounds the self-probe behind each watchdog ping.

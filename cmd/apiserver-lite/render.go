@@ -4,11 +4,13 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net/url"
 	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
 
+	"github.com/apiserver-lite/apiserver-lite/pkg/holding/forpods"
 	"github.com/apiserver-lite/apiserver-lite/pkg/metastore"
 )
 
@@ -58,6 +60,32 @@ func renderTable(out io.Writer, doc statusDoc) error {
 		row(r.Resource, rv, strconv.FormatBool(r.Ready), objs, strconv.Itoa(r.Watchers),
 			strconv.FormatUint(r.TooSlowWatchers, 10), staleness(r.StalenessSeconds), lastError(r))
 	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	return renderHeldForPods(out, doc)
+}
+
+// renderHeldForPods lists the resources held for pods and for whom, after
+// the resource table; nothing when there are none.
+func renderHeldForPods(out io.Writer, doc statusDoc) error {
+	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+	header := false
+	for _, r := range doc.Resources {
+		if !r.ForPods {
+			continue
+		}
+		if !header {
+			fmt.Fprintln(out)
+			fmt.Fprintln(tw, "HELD FOR PODS\tSERVICE ACCOUNTS")
+			header = true
+		}
+		who := strings.Join(r.HeldFor, ",")
+		if who == "" {
+			who = "- (not held: read through the cloud)"
+		}
+		fmt.Fprintf(tw, "%s\t%s\n", r.Resource, who)
+	}
 	return tw.Flush()
 }
 
@@ -94,7 +122,32 @@ func inspectDataDir(ctx context.Context, path string) (statusDoc, error) {
 		doc.Resources = append(doc.Resources, resourceStatus{Resource: labelOfKey(r.Key), Key: r.Key,
 			ResourceVersion: r.Watermark, Ready: r.Watermark > 0, Objects: r.Objects})
 	}
-	return doc, nil
+	return doc, addStoredOwners(ctx, path, &doc)
+}
+
+// addStoredOwners names, for each resource held for pods in doc, the
+// service accounts its stored owners run as.
+func addStoredOwners(ctx context.Context, path string, doc *statusDoc) error {
+	var keys []string
+	for i, r := range doc.Resources {
+		if q, err := url.ParseQuery(strings.SplitN(r.Key+"?", "?", 3)[1]); err == nil && q.Get("forPods") == "true" {
+			doc.Resources[i].ForPods = true
+			keys = append(keys, forpods.OwnersKey(r.Key))
+		}
+	}
+	if len(keys) == 0 {
+		return nil
+	}
+	rep, err := metastore.Inspect(ctx, path, keys...)
+	if err != nil {
+		return err
+	}
+	for i, r := range doc.Resources {
+		if r.ForPods {
+			doc.Resources[i].HeldFor = forpods.StoredServiceAccounts(rep.Meta[forpods.OwnersKey(r.Key)])
+		}
+	}
+	return nil
 }
 
 // labelOfKey turns a storage key ("group/version/resource?selectors") into

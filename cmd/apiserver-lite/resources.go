@@ -51,7 +51,7 @@ func syncScopes(res []cloudsync.Resource) map[schema.GroupVersionResource]listwa
 	out := make(map[schema.GroupVersionResource]listwatch.Scope, len(res))
 	for _, r := range res {
 		out[r.GVR] = listwatch.Scope{Namespace: r.Namespace, LabelSelector: r.LabelSelector, FieldSelector: r.FieldSelector,
-			Partial: r.OnDemand}
+			Partial: r.OnDemand, OnRequest: r.ForPods}
 	}
 	return out
 }

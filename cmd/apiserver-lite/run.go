@@ -97,6 +97,11 @@ func serve(ctx context.Context, cfg config, res []cloudsync.Resource, store *met
 	if err != nil {
 		return err
 	}
+	forPods, err := holding.PodHeldResources(cfg.PodIdentityResources, res)
+	if err != nil {
+		return err
+	}
+	res = append(res, forPods...)
 	caches, err := prepareStore(ctx, cfg, res, store, log)
 	if err != nil {
 		return err
@@ -115,24 +120,31 @@ func serve(ctx context.Context, cfg config, res []cloudsync.Resource, store *met
 	if err != nil {
 		return err
 	}
-	syncers := newSyncers(clients, res, caches, newObserver(o.metrics, res), store, link, log)
+	obs := newObserver(o.metrics, res)
+	syncers := newSyncers(clients, res, caches, obs, store, link, log)
 	demand, err := newDemand(clients, res, caches, store, link, log)
 	if err != nil {
 		return err
 	}
+	held, err := newHoldings(cfg, holdingsDeps{cloud: cloud, conns: conns, cl: clients, store: store, link: link,
+		obs: obs, log: log, res: res, caches: caches})
+	if err != nil {
+		return err
+	}
+	o.observeHoldings(held)
 	version, err := newVersionKeeper(ctx, clients, store, log)
 	if err != nil {
 		return err
 	}
 	handler, err := listwatch.New(listwatch.Config{Caches: caches, Cloud: cloud, CloudConnected: link.Connected, Logger: log,
-		Version: version, Scopes: syncScopes(res)})
+		Version: version, Scopes: syncScopes(res), HeldFor: o.heldFor})
 	if err != nil {
 		return fmt.Errorf("local api: %w", err)
 	}
 	api := holding.WithStoredAnswers(handler, res, store, tokens, caches, cfg.NodeName, link, log)
 	doors, err := openDoors(cfg, doorDeps{handler: func(door string) http.Handler { return o.handler(api, door) },
 		cloud: cloud, caches: caches, store: store, link: link, log: log, clusterScope: scope == holding.ScopeCluster,
-		keySealer: st.sealer})
+		keySealer: st.sealer, holdings: holdingsOf(held)})
 	if err != nil {
 		return err
 	}
@@ -143,7 +155,7 @@ func serve(ctx context.Context, cfg config, res []cloudsync.Resource, store *met
 	log.Info("serving", "node", cfg.NodeName, "resources", len(res))
 	gate := newScopeGate(scopeChecker, log)
 	runs := []func(context.Context) error{gate.run, version.Run, link.Run, storedPruner(store, tokens, o.clock, cfg.OfflineAuthzGrace, log)}
-	for _, r := range append(syncRunners(syncers), demand) {
+	for _, r := range append(syncRunners(syncers), demand, runnerOf(held)) {
 		if r != nil {
 			runs = append(runs, gate.hold(r))
 		}
@@ -297,8 +309,8 @@ func newCloudClients(cloud *rest.Config) (cloudClients, error) {
 func newSyncers(cl cloudClients, res []cloudsync.Resource, caches []*versioncache.Cache, obs *observer, store *metastore.Store, link *cloudsync.Link, log *slog.Logger) []*cloudsync.Syncer {
 	out := make([]*cloudsync.Syncer, 0, len(res))
 	for i, r := range res {
-		if r.OnDemand {
-			continue // held by the Demand, not listed
+		if r.OnDemand || r.ForPods {
+			continue // held by the Demand or for pods, not listed here
 		}
 		out = append(out, cloudsync.New(cloudsync.Config{
 			Resource: r, ListerWatcher: cl.raw.ListerWatcher(r), Discovery: cl.disc,

@@ -30,6 +30,10 @@ type resourceStatus struct {
 	TooSlowWatchers  uint64               `json:"tooSlowWatchers"`
 	StalenessSeconds *float64             `json:"stalenessSeconds,omitempty"`
 	LastError        *metrics.ErrorRecord `json:"lastError,omitempty"`
+	// ForPods marks a resource held only while pods on the node read it
+	// on their own identities; HeldFor names their service accounts.
+	ForPods bool     `json:"forPods,omitempty"`
+	HeldFor []string `json:"heldFor,omitempty"`
 }
 
 // status builds the running daemon's statusDoc.
@@ -53,6 +57,7 @@ func (o *ops) status() statusDoc {
 		if e, ok := o.metrics.LastError(label); ok {
 			rs.LastError = &e
 		}
+		rs.ForPods, rs.HeldFor = o.res[i].ForPods, o.heldFor(o.res[i].GVR)
 		doc.Resources = append(doc.Resources, rs)
 	}
 	return doc

@@ -49,11 +49,15 @@ func ParseGVR(s string) (schema.GroupVersionResource, error) {
 // PodHeldResources returns the resources of list that may be held for the
 // node's pods: every one that synced (the scope's own resources) does not
 // already hold, whole and cluster-wide. A resource the scope syncs in part
-// (node scope's own Node) stays forwarded beyond that part.
+// (node scope's own Node) stays forwarded beyond that part. Without the
+// node's pods synced none is: who holds what follows them.
 func PodHeldResources(list []string, synced []cloudsync.Resource) ([]cloudsync.Resource, error) {
 	have := map[schema.GroupVersionResource]bool{}
 	for _, r := range synced {
 		have[r.GVR] = true
+	}
+	if !have[PodsGVR] {
+		return nil, nil
 	}
 	var out []cloudsync.Resource
 	for _, s := range list {

@@ -8,6 +8,7 @@ import (
 )
 
 func TestPodHeldResources(t *testing.T) {
+	pods := []cloudsync.Resource{{GVR: PodsGVR, FieldSelector: "spec.nodeName=n1"}}
 	for _, tc := range []struct {
 		name    string
 		list    []string
@@ -19,10 +20,11 @@ func TestPodHeldResources(t *testing.T) {
 			[]string{"/v1/endpoints?forPods=true", "discovery.k8s.io/v1/endpointslices?forPods=true", "/v1/namespaces?forPods=true",
 				"networking.k8s.io/v1/servicecidrs?forPods=true", "networking.k8s.io/v1/ingressclasses?forPods=true",
 				"networking.k8s.io/v1/networkpolicies?forPods=true"}, ""},
-		{"pods are never held for pods", []string{"v1/pods", "v1/pods"}, nil, nil, ""},
-		{"a duplicate once", []string{"v1/endpoints", "v1/endpoints"}, nil, []string{"/v1/endpoints?forPods=true"}, ""},
-		{"bad entry", []string{"endpoints"}, nil, nil, "want group/version/resource"},
-		{"empty part", []string{"apps//deployments"}, nil, nil, "want group/version/resource"},
+		{"pods are never held for pods", []string{"v1/pods", "v1/pods"}, pods, nil, ""},
+		{"a duplicate once", []string{"v1/endpoints", "v1/endpoints"}, pods, []string{"/v1/endpoints?forPods=true"}, ""},
+		{"none without the node's pods", []string{"v1/endpoints"}, nil, nil, ""},
+		{"bad entry", []string{"endpoints"}, pods, nil, "want group/version/resource"},
+		{"empty part", []string{"apps//deployments"}, pods, nil, "want group/version/resource"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := PodHeldResources(tc.list, tc.synced)

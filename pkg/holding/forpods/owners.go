@@ -68,3 +68,18 @@ func (m *Holdings) load(ctx context.Context) error {
 	}
 	return nil
 }
+
+// StoredServiceAccounts names the service accounts of stored owners
+// (namespace/name, sorted, without repeats); nil for a value that does
+// not parse.
+func StoredServiceAccounts(value []byte) []string {
+	var s storedOwners
+	if json.Unmarshal(value, &s) != nil {
+		return nil
+	}
+	h := &holding{owners: map[string]auth.Pod{}}
+	for _, p := range s.Owners {
+		h.owners[p.UID] = p
+	}
+	return serviceAccountsLocked(h)
+}

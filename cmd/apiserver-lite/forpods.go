@@ -1,0 +1,102 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+
+	"github.com/apiserver-lite/apiserver-lite/pkg/cloudsync"
+	"github.com/apiserver-lite/apiserver-lite/pkg/holding"
+	"github.com/apiserver-lite/apiserver-lite/pkg/holding/forpods"
+	"github.com/apiserver-lite/apiserver-lite/pkg/listwatch/auth"
+	"github.com/apiserver-lite/apiserver-lite/pkg/metastore"
+	"github.com/apiserver-lite/apiserver-lite/pkg/versioncache"
+	"github.com/spf13/pflag"
+	"k8s.io/client-go/rest"
+)
+
+// forPodsConfig are the settings of what is held for the node's pods'
+// own identities. Keys in the config file are the flag names.
+type forPodsConfig struct {
+	// PodIdentityResources may be held for pods on this node that read
+	// them on their own service accounts (group/version/resource).
+	PodIdentityResources []string `mapstructure:"pod-identity-resources"`
+	// PodIdentityMaxResources bounds how many are held at once.
+	PodIdentityMaxResources int `mapstructure:"pod-identity-max-resources"`
+}
+
+func addForPodsFlags(fs *pflag.FlagSet) {
+	fs.StringSlice("pod-identity-resources", holding.DefaultPodIdentityResources,
+		"resources (group/version/resource, v1/resource for the core group) held for pods on this node that list or watch them "+
+			"on their own service accounts, such as kube-proxy and CoreDNS; empty holds none")
+	fs.Int("pod-identity-max-resources", holding.DefaultMaxPodHeldResources,
+		"resources held for pods at once; reads of others stay the cloud's")
+}
+
+func (c forPodsConfig) validate() error {
+	if c.PodIdentityMaxResources < 0 {
+		return fmt.Errorf("pod-identity-max-resources must not be negative, got %d", c.PodIdentityMaxResources)
+	}
+	for _, s := range c.PodIdentityResources {
+		if _, err := holding.ParseGVR(s); err != nil {
+			return fmt.Errorf("pod-identity-resources: %w", err)
+		}
+	}
+	return nil
+}
+
+// holdingsDeps are what the holdings for pods are wired to.
+type holdingsDeps struct {
+	cloud  *rest.Config
+	conns  *cloudsync.Conns
+	cl     cloudClients
+	store  *metastore.Store
+	link   *cloudsync.Link
+	obs    *observer
+	log    *slog.Logger
+	res    []cloudsync.Resource
+	caches []*versioncache.Cache
+}
+
+// newHoldings wires the holdings for pods of res's ForPods resources; nil
+// when there are none or the node's pods are not synced.
+func newHoldings(cfg config, d holdingsDeps) (*forpods.Holdings, error) {
+	var held []forpods.Held
+	var pods *versioncache.Cache
+	for i, r := range d.res {
+		switch {
+		case r.ForPods:
+			held = append(held, forpods.Held{Resource: r, Cache: d.caches[i]})
+		case r.GVR == holding.PodsGVR:
+			pods = d.caches[i]
+		}
+	}
+	if len(held) == 0 || pods == nil { // see holding.PodHeldResources
+		return nil, nil
+	}
+	mint, err := forpods.NodeMinter(d.cloud)
+	if err != nil {
+		return nil, err
+	}
+	return forpods.New(forpods.Config{Resources: held, Max: cfg.PodIdentityMaxResources, Pods: pods,
+		PodPresent: holding.HeldPod(d.caches), Mint: mint, Store: d.store, Logger: d.log,
+		Sync: forpods.CloudSync(forpods.SyncDeps{Cloud: d.cloud, Conns: d.conns, Discovery: d.cl.disc,
+			Store: observedStore{Store: d.store, obs: d.obs}, Link: d.link, Observer: d.obs, Logger: d.log}),
+	}), nil
+}
+
+// holdingsOf is h as the doors' interface: nil, not a typed nil, when h is.
+func holdingsOf(h *forpods.Holdings) auth.Holdings {
+	if h == nil {
+		return nil
+	}
+	return h
+}
+
+// runnerOf is h's Run, or nil.
+func runnerOf(h *forpods.Holdings) func(context.Context) error {
+	if h == nil {
+		return nil
+	}
+	return h.Run
+}

@@ -1,0 +1,45 @@
+package main
+
+import (
+	"strings"
+
+	"github.com/apiserver-lite/apiserver-lite/pkg/cloudsync"
+	"github.com/apiserver-lite/apiserver-lite/pkg/holding/forpods"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+)
+
+// observeHoldings shows h in the metrics, health and status; nil shows
+// none. Called before serving.
+func (o *ops) observeHoldings(h *forpods.Holdings) {
+	if h == nil {
+		return
+	}
+	o.holdings = h
+	o.metrics.Registry().MustRegister(h.Collector())
+}
+
+// heldFor names the service accounts gvr is held for; nil when none.
+func (o *ops) heldFor(gvr schema.GroupVersionResource) []string {
+	if o.holdings == nil {
+		return nil
+	}
+	return o.holdings.HeldFor(gvr)
+}
+
+// heldForPodsCheck describes a resource held for pods; it never fails:
+// one not held is read through the cloud.
+func (o *ops) heldForPodsCheck(r cloudsync.Resource, ready bool) check {
+	c := check{name: "held-for-pods:" + resourceLabel(r)}
+	who := strings.Join(o.heldFor(r.GVR), ", ")
+	switch {
+	case ready && who != "":
+		c.info = "held for " + who
+	case ready:
+		c.info = "held; its last reader left, dropping soon"
+	case who != "":
+		c.info = "starting for " + who + " (read through the cloud)"
+	default:
+		c.info = "not held (read through the cloud)"
+	}
+	return c
+}
