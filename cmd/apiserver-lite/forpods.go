@@ -79,7 +79,7 @@ func newHoldings(cfg config, d holdingsDeps) (*forpods.Holdings, error) {
 		return nil, err
 	}
 	return forpods.New(forpods.Config{Resources: held, Max: cfg.PodIdentityMaxResources, Pods: pods,
-		PodPresent: holding.HeldPod(d.caches), Mint: mint, Store: d.store, Logger: d.log,
+		PodPresent: holding.HeldPod(d.caches), Mint: mint, Store: d.store, Connected: d.link.Connected, Logger: d.log,
 		Sync: forpods.CloudSync(forpods.SyncDeps{Cloud: d.cloud, Conns: d.conns, Discovery: d.cl.disc,
 			Store: observedStore{Store: d.store, obs: d.obs}, Link: d.link, Observer: d.obs, Logger: d.log}),
 	}), nil

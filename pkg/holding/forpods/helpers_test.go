@@ -91,6 +91,9 @@ type rig struct {
 	clock  *clocktesting.FakeClock
 	caches map[schema.GroupVersionResource]*versioncache.Cache
 	syncs  atomic.Int32 // Sync calls
+	// stuck makes the fake sync never serve, as a cloud that never
+	// answers the first list.
+	stuck bool
 	minted chan auth.Pod
 	cancel context.CancelFunc
 	done   chan struct{}
@@ -153,6 +156,10 @@ func (r *rig) sync(ctx context.Context, h Held, ts oauth2.TokenSource) error {
 	r.syncs.Add(1)
 	if _, err := ts.Token(); err != nil {
 		return err
+	}
+	if r.stuck {
+		<-ctx.Done()
+		return nil
 	}
 	o, _ := versioncache.NewObject([]byte(`{"apiVersion":"v1","kind":"X","metadata":{"name":"held","resourceVersion":"100"}}`))
 	h.Cache.Replace([]*versioncache.Object{o}, 100)

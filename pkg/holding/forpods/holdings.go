@@ -36,8 +36,11 @@ type Config struct {
 	Mint       Minter
 	Sync       Syncer
 	Store      Store
-	Clock      clock.WithTicker
-	Logger     *slog.Logger
+	// Connected reports whether the cloud is reachable; nil means always.
+	// While it is not, a request starting a holding does not wait for it.
+	Connected func() bool
+	Clock     clock.WithTicker
+	Logger    *slog.Logger
 }
 
 // Holdings are the resources held for the node's pods' identities. It
@@ -98,8 +101,9 @@ func (m *Holdings) find(a requestinfo.Attributes) *holding {
 func (m *Holdings) ForPods(a requestinfo.Attributes) bool { return m.find(a) != nil }
 
 // Authorized makes pod an owner of a's resource when a lists or watches
-// it cluster-wide, starts holding it if it is not held, and then waits up
-// to firstListWait for the holding to serve.
+// it cluster-wide, and starts holding it if it is not held. The request
+// that starts a holding waits up to firstListWait for it to serve; others
+// are forwarded until it does.
 func (m *Holdings) Authorized(ctx context.Context, pod auth.Pod, a requestinfo.Attributes) {
 	h := m.find(a)
 	if h == nil || a.Namespace != "" || (a.Verb != "list" && a.Verb != "watch") {
@@ -108,7 +112,7 @@ func (m *Holdings) Authorized(ctx context.Context, pod auth.Pod, a requestinfo.A
 	if !m.cfg.PodPresent(pod.Namespace, pod.Name, pod.UID) {
 		return
 	}
-	if !m.own(ctx, h, pod) || h.Cache.Ready() {
+	if !m.own(ctx, h, pod) || h.Cache.Ready() || (m.cfg.Connected != nil && !m.cfg.Connected()) {
 		return
 	}
 	wctx, cancel := context.WithCancel(ctx)
@@ -126,7 +130,7 @@ func (m *Holdings) Authorized(ctx context.Context, pod auth.Pod, a requestinfo.A
 }
 
 // own adds pod to h's owners and starts h if it can. It reports whether
-// h is running.
+// this call started h.
 func (m *Holdings) own(ctx context.Context, h *holding, pod auth.Pod) bool {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -137,6 +141,9 @@ func (m *Holdings) own(ctx context.Context, h *holding, pod auth.Pod) bool {
 		}
 	}
 	h.orphaned = time.Time{}
+	if h.run != nil {
+		return false
+	}
 	m.startLocked(h)
 	return h.run != nil
 }

@@ -83,3 +83,33 @@ apiserver_lite_pod_holdings_refused_total{resource="/v1/namespaces?forPods=true"
 		t.Error(err)
 	}
 }
+
+// Only the request that starts a holding waits for its first list, and
+// no longer than firstListWait; the next is forwarded at once.
+func TestOnlyTheStartingRequestWaits(t *testing.T) {
+	r := newRig(t, 16, newMemStore(), proxyPod, dnsPod)
+	r.stuck = true
+	r.start(t)
+	eventually(t, "Run to start", func() bool { r.m.mu.Lock(); defer r.m.mu.Unlock(); return r.m.runCtx != nil })
+	returned := make(chan struct{})
+	go func() {
+		r.m.Authorized(context.Background(), proxyPod, listAll(slicesGVR))
+		close(returned)
+	}()
+	eventually(t, "the first request to wait", func() bool { return r.syncs.Load() == 1 && r.clock.HasWaiters() })
+	r.m.Authorized(context.Background(), dnsPod, listAll(slicesGVR)) // returns without the clock moving
+	select {
+	case <-returned:
+		t.Fatal("got the starting request answered before its wait was over, want it waiting")
+	default:
+	}
+	eventually(t, "the starting request to give up", func() bool {
+		r.clock.Step(firstListWait)
+		select {
+		case <-returned:
+			return true
+		default:
+			return false
+		}
+	})
+}
