@@ -14,6 +14,8 @@ import (
 	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/apiserver-lite/apiserver-lite/pkg/operations"
 )
 
 const (
@@ -28,54 +30,54 @@ const (
 
 // fetchStatusAuthenticated asks the daemon's authenticated door with the
 // server, CA and credentials of a kubeconfig.
-func fetchStatusAuthenticated(ctx context.Context, kubeconfig string) (statusDoc, error) {
+func fetchStatusAuthenticated(ctx context.Context, kubeconfig string) (operations.Status, error) {
 	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
 	if err != nil {
-		return statusDoc{}, fmt.Errorf("load kubeconfig: %w", err)
+		return operations.Status{}, fmt.Errorf("load kubeconfig: %w", err)
 	}
 	cfg.UserAgent = userAgent + "-status"
 	cfg.NegotiatedSerializer = scheme.Codecs.WithoutConversion()
 	client, err := rest.UnversionedRESTClientFor(cfg)
 	if err != nil {
-		return statusDoc{}, fmt.Errorf("client for %s: %w", cfg.Host, err)
+		return operations.Status{}, fmt.Errorf("client for %s: %w", cfg.Host, err)
 	}
-	raw, err := client.Get().AbsPath(pathStatus).DoRaw(ctx)
+	raw, err := client.Get().AbsPath(operations.PathStatus).DoRaw(ctx)
 	var st apierrors.APIStatus
 	if errors.As(err, &st) {
 		s := st.Status()
-		return statusDoc{}, fmt.Errorf("ask the daemon at %s: %s (%d): %w", cfg.Host, s.Reason, s.Code, err)
+		return operations.Status{}, fmt.Errorf("ask the daemon at %s: %s (%d): %w", cfg.Host, s.Reason, s.Code, err)
 	}
 	if err != nil {
-		return statusDoc{}, fmt.Errorf("ask the daemon at %s: %w", cfg.Host, err)
+		return operations.Status{}, fmt.Errorf("ask the daemon at %s: %w", cfg.Host, err)
 	}
 	return decodeStatus(bytes.NewReader(raw))
 }
 
 // fetchStatusPlain asks the daemon's plain-HTTP door at addr.
-func fetchStatusPlain(ctx context.Context, addr string) (statusDoc, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+pathStatus, nil)
+func fetchStatusPlain(ctx context.Context, addr string) (operations.Status, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+operations.PathStatus, nil)
 	if err != nil {
-		return statusDoc{}, err
+		return operations.Status{}, err
 	}
 	resp, err := (&http.Client{Transport: &http.Transport{Proxy: nil}}).Do(req)
 	if err != nil {
-		return statusDoc{}, fmt.Errorf("ask the daemon at %s: %w", addr, err)
+		return operations.Status{}, fmt.Errorf("ask the daemon at %s: %w", addr, err)
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
 		body, _ := io.ReadAll(io.LimitReader(resp.Body, maxStatusBytes))
 		if bytes.Contains(body, []byte(httpsDoorAnswer)) {
-			return statusDoc{}, fmt.Errorf("ask the daemon at %s: it serves HTTPS; pass --kubeconfig (apiserver-lite kubeconfig writes one)", addr)
+			return operations.Status{}, fmt.Errorf("ask the daemon at %s: it serves HTTPS; pass --kubeconfig (apiserver-lite kubeconfig writes one)", addr)
 		}
-		return statusDoc{}, fmt.Errorf("ask the daemon at %s: status %d", addr, resp.StatusCode)
+		return operations.Status{}, fmt.Errorf("ask the daemon at %s: status %d", addr, resp.StatusCode)
 	}
 	return decodeStatus(resp.Body)
 }
 
-func decodeStatus(r io.Reader) (statusDoc, error) {
-	var doc statusDoc
+func decodeStatus(r io.Reader) (operations.Status, error) {
+	var doc operations.Status
 	if err := json.NewDecoder(io.LimitReader(r, maxStatusBytes)).Decode(&doc); err != nil {
-		return statusDoc{}, fmt.Errorf("decode status: %w", err)
+		return operations.Status{}, fmt.Errorf("decode status: %w", err)
 	}
 	return doc, nil
 }

@@ -10,7 +10,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/apiserver-lite/apiserver-lite/pkg/kubeconfig"
 	"github.com/apiserver-lite/apiserver-lite/pkg/listwatch/auth"
+	"github.com/apiserver-lite/apiserver-lite/pkg/operations"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 )
@@ -28,14 +30,14 @@ func startAuthenticatedDoor(t *testing.T, dataDir, clientCA string) *httptest.Se
 		t.Fatal(err)
 	}
 	mux := http.NewServeMux()
-	mux.HandleFunc("GET "+pathStatus, func(w http.ResponseWriter, r *http.Request) {
+	mux.HandleFunc("GET "+operations.PathStatus, func(w http.ResponseWriter, r *http.Request) {
 		if r.TLS == nil || len(r.TLS.VerifiedChains) == 0 || r.TLS.PeerCertificates[0].Subject.CommonName != nodeUser {
 			w.Header().Set("Content-Type", "application/json")
 			w.WriteHeader(http.StatusUnauthorized)
 			_, _ = w.Write([]byte(`{"kind":"Status","apiVersion":"v1","status":"Failure","message":"Unauthorized","reason":"Unauthorized","code":401}`))
 			return
 		}
-		writeJSON(w, statusDoc{Source: "daemon", Node: "n1", Link: "up", Resources: []resourceStatus{}})
+		_ = json.NewEncoder(w).Encode(operations.Status{Source: "daemon", Node: "n1", Link: "up", Resources: []operations.ResourceStatus{}})
 	})
 	srv := httptest.NewUnstartedServer(mux)
 	srv.TLS = cfg
@@ -64,13 +66,13 @@ func TestStatusThroughAuthenticatedDoor(t *testing.T) {
 	if err != nil {
 		t.Fatalf("status --kubeconfig: %v", err)
 	}
-	var doc statusDoc
+	var doc operations.Status
 	if err := json.Unmarshal([]byte(out), &doc); err != nil || doc.Node != "n1" || doc.Link != "up" {
 		t.Fatalf("status --kubeconfig: got %v %q, want the daemon's status", err, out)
 	}
 
-	untrusting := mustRewriteKubeconfig(t, kc, func(c *clientcmdapi.Config) { c.Clusters[localName].CertificateAuthority = "" })
-	tokenOnly := mustRewriteKubeconfig(t, kc, func(c *clientcmdapi.Config) { c.AuthInfos[localName] = &clientcmdapi.AuthInfo{Token: "t"} })
+	untrusting := mustRewriteKubeconfig(t, kc, func(c *clientcmdapi.Config) { c.Clusters[kubeconfig.LocalName].CertificateAuthority = "" })
+	tokenOnly := mustRewriteKubeconfig(t, kc, func(c *clientcmdapi.Config) { c.AuthInfos[kubeconfig.LocalName] = &clientcmdapi.AuthInfo{Token: "t"} })
 	tests := []struct {
 		name string
 		args []string
@@ -118,16 +120,16 @@ func TestStatusThroughTheDaemonsDoor(t *testing.T) {
 		t.Fatalf("kubeconfig: %v", err)
 	}
 	out, err := runCommand(t, "status", "--kubeconfig", kc, "-o", "json")
-	var doc statusDoc
+	var doc operations.Status
 	if err != nil || json.Unmarshal([]byte(out), &doc) != nil || doc.Node != "n1" || doc.Link != "down" {
 		t.Fatalf("status --kubeconfig: got %v %q, want the offline daemon's status", err, out)
 	}
-	for path, want := range map[string]os.FileMode{generatedCAPath: 0o644, filepath.Dir(generatedCAPath): 0o755} {
+	for path, want := range map[string]os.FileMode{kubeconfig.GeneratedCAPath: 0o644, filepath.Dir(kubeconfig.GeneratedCAPath): 0o755} {
 		if st, err := os.Stat(filepath.Join(d.data, path)); err != nil || st.Mode().Perm() != want {
 			t.Errorf("%s: got %v %v, want mode %#o", path, st, err, want)
 		}
 	}
-	anonymous := mustRewriteKubeconfig(t, kc, func(c *clientcmdapi.Config) { c.AuthInfos[localName] = &clientcmdapi.AuthInfo{} })
+	anonymous := mustRewriteKubeconfig(t, kc, func(c *clientcmdapi.Config) { c.AuthInfos[kubeconfig.LocalName] = &clientcmdapi.AuthInfo{} })
 	if _, err := runCommand(t, "status", "--kubeconfig", anonymous); err == nil || !strings.Contains(err.Error(), "Unauthorized (401)") {
 		t.Errorf("status without credentials: got %v, want Unauthorized (401)", err)
 	}

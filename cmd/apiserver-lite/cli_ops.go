@@ -10,6 +10,8 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+
+	"github.com/apiserver-lite/apiserver-lite/pkg/operations"
 )
 
 // outputFlag adds -o/--output (table or json) to fs.
@@ -18,14 +20,14 @@ func outputFlag(fs *pflag.FlagSet) *string {
 }
 
 // printDoc writes doc in format.
-func printDoc(out io.Writer, doc statusDoc, format string) error {
+func printDoc(out io.Writer, doc operations.Status, format string) error {
 	switch format {
 	case "json":
 		enc := json.NewEncoder(out)
 		enc.SetIndent("", "  ")
 		return enc.Encode(doc)
 	case "table":
-		return renderTable(out, doc)
+		return operations.RenderTable(out, doc)
 	}
 	return fmt.Errorf("output %q: want table or json", format)
 }
@@ -58,7 +60,7 @@ func newInspectCommand() *cobra.Command {
 	cmd.Flags().StringVar(&dir, "data-dir", defaultDataDir, "data directory of a stopped daemon")
 	format := outputFlag(cmd.Flags())
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
-		doc, err := inspectDataDir(cmd.Context(), filepath.Join(dir, dbFile))
+		doc, err := operations.InspectDataDir(cmd.Context(), filepath.Join(dir, dbFile))
 		if err != nil {
 			return err
 		}
@@ -111,7 +113,7 @@ type statusOptions struct {
 
 // fetch asks the daemon for its status: through the authenticated door
 // with the kubeconfig, else through the plain-HTTP door.
-func (o statusOptions) fetch(ctx context.Context) (statusDoc, error) {
+func (o statusOptions) fetch(ctx context.Context) (operations.Status, error) {
 	ctx, cancel := context.WithTimeout(ctx, statusTimeout)
 	defer cancel()
 	if o.kubeconfig != "" {
@@ -121,10 +123,10 @@ func (o statusOptions) fetch(ctx context.Context) (statusDoc, error) {
 	if o.config != "" {
 		cfg, err := loadConfig([]string{"--config", o.config})
 		if err != nil {
-			return statusDoc{}, err
+			return operations.Status{}, err
 		}
 		if cfg.InsecureListenAddress == "" {
-			return statusDoc{}, fmt.Errorf("%s has no insecure-listen-address: pass --kubeconfig (apiserver-lite kubeconfig writes one)", o.config)
+			return operations.Status{}, fmt.Errorf("%s has no insecure-listen-address: pass --kubeconfig (apiserver-lite kubeconfig writes one)", o.config)
 		}
 		addr = cfg.InsecureListenAddress
 	}

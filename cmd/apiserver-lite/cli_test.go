@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/apiserver-lite/apiserver-lite/pkg/listwatch/metrics"
+	"github.com/apiserver-lite/apiserver-lite/pkg/operations"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata")
@@ -60,7 +61,7 @@ func runCLI(t *testing.T, args ...string) (stdout, stderr string, err error) {
 }
 
 // normalize blanks the fields of a live status that change from run to run.
-func normalize(doc statusDoc) statusDoc {
+func normalize(doc operations.Status) operations.Status {
 	for i := range doc.Resources {
 		doc.Resources[i].StalenessSeconds = nil
 		if e := doc.Resources[i].LastError; e != nil {
@@ -78,7 +79,7 @@ func TestStatusGolden(t *testing.T) {
 	if err != nil {
 		t.Fatalf("status: %v", err)
 	}
-	var doc statusDoc
+	var doc operations.Status
 	if err := json.Unmarshal([]byte(raw), &doc); err != nil {
 		t.Fatalf("status -o json: %v in %s", err, raw)
 	}
@@ -116,8 +117,8 @@ func TestStatusGolden(t *testing.T) {
 // A fixed document covers the columns a live offline daemon leaves empty.
 func TestStatusTableGolden(t *testing.T) {
 	s := 12.4
-	doc := statusDoc{Source: "daemon", Node: "edge-1", Link: "up", LastCommitError: "persist batch: database or disk is full",
-		Resources: []resourceStatus{
+	doc := operations.Status{Source: "daemon", Node: "edge-1", Link: "up", LastCommitError: "persist batch: database or disk is full",
+		Resources: []operations.ResourceStatus{
 			{Resource: "pods", Key: "/v1/pods?fieldSelector=spec.nodeName%3Dedge-1", ResourceVersion: 1234, Ready: true,
 				Objects: 7, Watchers: 3, TooSlowWatchers: 1, StalenessSeconds: &s},
 			{Resource: "leases.coordination.k8s.io", Key: "coordination.k8s.io/v1/leases", ResourceVersion: 99, Ready: true,

@@ -15,6 +15,7 @@ import (
 	"github.com/apiserver-lite/apiserver-lite/pkg/cloudsync"
 	"github.com/apiserver-lite/apiserver-lite/pkg/holding"
 	"github.com/apiserver-lite/apiserver-lite/pkg/metastore"
+	"github.com/apiserver-lite/apiserver-lite/pkg/snapshot"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -229,14 +230,14 @@ func TestRecordNodeName(t *testing.T) {
 			}
 			defer st.Close()
 			if tc.stored != "" {
-				if err := st.PutMeta(ctx, nodeNameKey, []byte(tc.stored)); err != nil {
+				if err := st.PutMeta(ctx, snapshot.NodeNameKey, []byte(tc.stored)); err != nil {
 					t.Fatal(err)
 				}
 			}
 			if err := recordNodeName(ctx, st, tc.node); err != nil {
 				t.Fatalf("recordNodeName: %v", err)
 			}
-			if got, err := st.GetMeta(ctx, nodeNameKey); err != nil || string(got) != tc.node {
+			if got, err := st.GetMeta(ctx, snapshot.NodeNameKey); err != nil || string(got) != tc.node {
 				t.Errorf("stored node name: got %q, %v, want %q", got, err, tc.node)
 			}
 		})

@@ -8,6 +8,7 @@ import (
 
 	"github.com/apiserver-lite/apiserver-lite/pkg/cloudsync"
 	"github.com/apiserver-lite/apiserver-lite/pkg/holding"
+	"github.com/apiserver-lite/apiserver-lite/pkg/operations"
 	"github.com/apiserver-lite/apiserver-lite/pkg/versioncache"
 	"github.com/spf13/pflag"
 	"github.com/spf13/viper"
@@ -130,7 +131,7 @@ func newFlagSet() *pflag.FlagSet {
 		"keep it outside data-dir, e.g. a systemd LoadCredentialEncrypted= credential. Empty: tokens in memory only")
 	fs.String("sync-scope", holding.ScopeAuto, "auto, node (what the Node authorizer lets this node read) or cluster (the resources list)")
 	fs.String("log-format", defaultLogFormat, "text or json")
-	fs.Duration("max-staleness", defaultMaxStaleness, "longest a resource may go without cloud news while the cloud is reachable before /readyz fails")
+	fs.Duration("max-staleness", operations.DefaultMaxStaleness, "longest a resource may go without cloud news while the cloud is reachable before /readyz fails")
 	return fs
 }
 

@@ -10,6 +10,7 @@ import (
 	"github.com/apiserver-lite/apiserver-lite/pkg/holding/forpods"
 	"github.com/apiserver-lite/apiserver-lite/pkg/listwatch/auth"
 	"github.com/apiserver-lite/apiserver-lite/pkg/metastore"
+	"github.com/apiserver-lite/apiserver-lite/pkg/operations"
 	"github.com/apiserver-lite/apiserver-lite/pkg/versioncache"
 	"github.com/spf13/pflag"
 	"k8s.io/client-go/rest"
@@ -52,7 +53,7 @@ type holdingsDeps struct {
 	cl     cloudClients
 	store  *metastore.Store
 	link   *cloudsync.Link
-	obs    *observer
+	obs    *operations.Observer
 	log    *slog.Logger
 	res    []cloudsync.Resource
 	caches []*versioncache.Cache
@@ -81,7 +82,7 @@ func newHoldings(cfg config, d holdingsDeps) (*forpods.Holdings, error) {
 	return forpods.New(forpods.Config{Resources: held, Max: cfg.PodIdentityMaxResources, Pods: pods,
 		PodPresent: holding.HeldPod(d.caches), Mint: mint, Store: d.store, Connected: d.link.Connected, Logger: d.log,
 		Sync: forpods.CloudSync(forpods.SyncDeps{Cloud: d.cloud, Conns: d.conns, Discovery: d.cl.disc,
-			Store: observedStore{Store: d.store, obs: d.obs}, Link: d.link, Observer: d.obs, Logger: d.log}),
+			Store: operations.ObservedStore{Store: d.store, Observer: d.obs}, Link: d.link, Observer: d.obs, Logger: d.log}),
 	}), nil
 }
 

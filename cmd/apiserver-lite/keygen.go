@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 
+	"github.com/apiserver-lite/apiserver-lite/pkg/atrest"
 	"github.com/apiserver-lite/apiserver-lite/pkg/seal"
 	"github.com/spf13/pflag"
 )
@@ -48,7 +49,7 @@ func cmdKeygen(_ context.Context, args []string, out io.Writer) error {
 		_, err := out.Write(key)
 		return err
 	}
-	if err := keyOutsideDataDir(file, *dir); err != nil {
+	if err := atrest.KeyOutsideDataDir(file, *dir); err != nil {
 		return fmt.Errorf("keygen: %w", err)
 	}
 	if err := seal.WriteKeyFile(file, key); err != nil {

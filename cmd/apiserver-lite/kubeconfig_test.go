@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/apiserver-lite/apiserver-lite/pkg/kubeconfig"
 	"github.com/apiserver-lite/apiserver-lite/pkg/listwatch/auth"
 	"k8s.io/client-go/tools/clientcmd"
 )
@@ -132,7 +133,7 @@ func TestKubeconfigFromKubeletPaths(t *testing.T) {
 	if _, err := runCommand(t, "kubeconfig", "--kubelet-kubeconfig", e.kubelet, "--config", e.config, "--output", out); err != nil {
 		t.Fatalf("kubeconfig: %v", err)
 	}
-	if st, err := os.Stat(out); err != nil || st.Mode().Perm() != kubeconfigMode {
+	if st, err := os.Stat(out); err != nil || st.Mode().Perm() != kubeconfig.FileMode {
 		t.Fatalf("output: got %v %v, want mode 0600", st, err)
 	}
 	kc, err := clientcmd.LoadFromFile(out)
@@ -161,11 +162,11 @@ func TestKubeconfigFromKubeletData(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	user := kc.AuthInfos[localName]
+	user := kc.AuthInfos[kubeconfig.LocalName]
 	if user == nil || string(user.ClientCertificateData) != string(e.pki.certPEM) || string(user.ClientKeyData) != string(e.pki.keyPEM) {
 		t.Errorf("user: got %+v, want the kubelet's embedded certificate and key", user)
 	}
-	if s := kc.Clusters[localName].Server; s != "https://127.0.0.1:12345" {
+	if s := kc.Clusters[kubeconfig.LocalName].Server; s != "https://127.0.0.1:12345" {
 		t.Errorf("server: got %q, want https://127.0.0.1:12345", s)
 	}
 }
@@ -232,7 +233,7 @@ func TestKubeconfigCertificateAuthorityFlag(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if ca := kc.Clusters[localName].CertificateAuthority; ca != e.pki.caFile {
+	if ca := kc.Clusters[kubeconfig.LocalName].CertificateAuthority; ca != e.pki.caFile {
 		t.Errorf("CA: got %q, want %q", ca, e.pki.caFile)
 	}
 }
@@ -244,7 +245,7 @@ func TestGeneratedCAPathMatchesTheDaemon(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := filepath.Join(dir, generatedCAPath); caPath != want {
+	if want := filepath.Join(dir, kubeconfig.GeneratedCAPath); caPath != want {
 		t.Errorf("got %q, want %q", caPath, want)
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/apiserver-lite/apiserver-lite/pkg/cloudsync"
+	"github.com/apiserver-lite/apiserver-lite/pkg/operations"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
@@ -137,8 +138,8 @@ func TestRunHealthAndMetricsOffline(t *testing.T) {
 		t.Errorf("/metrics lacks the health requests")
 	}
 	mustMetricEventually(t, d.base, `apiserver_lite_cloud_errors_total{code="transport",resource="configmaps"} `)
-	_, body = get(t, d.base+pathStatus)
-	var doc statusDoc
+	_, body = get(t, d.base+operations.PathStatus)
+	var doc operations.Status
 	if err := json.Unmarshal([]byte(body), &doc); err != nil {
 		t.Fatalf("status: %v in %s", err, body)
 	}
@@ -152,7 +153,7 @@ func mustMetricEventually(t *testing.T, base, prefix string) {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for time.Now().Before(deadline) {
-		if _, body := get(t, base+pathMetrics); strings.Contains(body, "\n"+prefix) {
+		if _, body := get(t, base+operations.PathMetrics); strings.Contains(body, "\n"+prefix) {
 			return
 		}
 		time.Sleep(20 * time.Millisecond)

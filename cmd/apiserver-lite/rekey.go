@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/apiserver-lite/apiserver-lite/pkg/atrest"
 	"github.com/apiserver-lite/apiserver-lite/pkg/listwatch/auth"
 	"github.com/apiserver-lite/apiserver-lite/pkg/metastore"
 	"github.com/spf13/pflag"
@@ -31,17 +32,17 @@ func cmdRekey(ctx context.Context, args []string, out io.Writer) error {
 	if _, err := os.Stat(db + "-wal"); err == nil {
 		return fmt.Errorf("rekey: %s-wal exists: the daemon is running or did not stop cleanly; stop it (start and stop it once after a crash) and retry", db)
 	}
-	next, err := stateSealing(config{EncryptionKeyFile: newFile, DataDir: *dir})
+	next, err := atrest.StateSealing(newFile, *dir)
 	if err != nil {
 		return fmt.Errorf("rekey: %w", err)
 	}
-	cur, err := stateSealing(config{EncryptionKeyFile: *oldFile, DataDir: *dir})
+	cur, err := atrest.StateSealing(*oldFile, *dir)
 	if err != nil {
 		return fmt.Errorf("rekey: %w", err)
 	}
 	st, err := metastore.OpenWith(ctx, db, metastore.Options{Sealing: cur})
 	if err != nil {
-		return fmt.Errorf("rekey: %w", openStoreError(err, config{EncryptionKeyFile: *oldFile, DataDir: *dir}))
+		return fmt.Errorf("rekey: %w", atrest.OpenStoreError(err, *oldFile, *dir))
 	}
 	err = st.Rekey(ctx, next.Sealer)
 	if err == nil {

@@ -10,13 +10,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/apiserver-lite/apiserver-lite/pkg/atrest"
 	"github.com/apiserver-lite/apiserver-lite/pkg/listwatch/auth"
 	"github.com/apiserver-lite/apiserver-lite/pkg/metastore"
 )
 
 func openWithKey(t *testing.T, data, key string) (*metastore.Store, error) {
 	t.Helper()
-	sealing, err := stateSealing(config{EncryptionKeyFile: key, DataDir: data})
+	sealing, err := atrest.StateSealing(key, data)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,7 +68,7 @@ func TestRekeyRefusesARunningDaemon(t *testing.T) {
 // data with the state key in keyFile, and returns its DER.
 func mustGeneratedCert(t *testing.T, data, keyFile string) []byte {
 	t.Helper()
-	sealing, err := stateSealing(config{EncryptionKeyFile: keyFile, DataDir: data})
+	sealing, err := atrest.StateSealing(keyFile, data)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,10 +12,13 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/apiserver-lite/apiserver-lite/pkg/atrest"
 	"github.com/apiserver-lite/apiserver-lite/pkg/cloudsync"
 	"github.com/apiserver-lite/apiserver-lite/pkg/holding"
 	"github.com/apiserver-lite/apiserver-lite/pkg/listwatch"
 	"github.com/apiserver-lite/apiserver-lite/pkg/metastore"
+	"github.com/apiserver-lite/apiserver-lite/pkg/operations"
+	"github.com/apiserver-lite/apiserver-lite/pkg/snapshot"
 	"github.com/apiserver-lite/apiserver-lite/pkg/versioncache"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/metadata"
@@ -66,14 +69,14 @@ func runDaemon(ctx context.Context, cfg config) error {
 	}
 	// A database unusable for its content is moved aside (and logged), so
 	// the daemon starts empty and relists instead of crash-looping.
-	sealing, err := stateSealing(cfg)
+	sealing, err := atrest.StateSealing(cfg.EncryptionKeyFile, cfg.DataDir)
 	if err != nil {
 		return err // names the key file
 	}
 	store, rec, err := metastore.OpenOrRecover(ctx, filepath.Join(cfg.DataDir, dbFile),
 		metastore.Options{EventLogSize: cfg.WatchCacheSize, Logger: log, Sealing: sealing})
 	if err != nil {
-		return openStoreError(err, cfg) // says "open metastore"
+		return atrest.OpenStoreError(err, cfg.EncryptionKeyFile, cfg.DataDir) // says "open metastore"
 	}
 	err = serve(ctx, cfg, res, store, storeState{recovery: rec, sealer: sealing.Sealer}, log)
 	if cerr := store.Close(); cerr != nil {
@@ -110,9 +113,8 @@ func serve(ctx context.Context, cfg config, res []cloudsync.Resource, store *met
 	if err != nil {
 		return err
 	}
-	o := newOps(cfg, res, caches, link.Connected, store)
-	o.recovery, o.sealed = st.recovery, st.sealer != nil
-	tokens, err := newTokenStore(ctx, store, st.sealer != nil, log)
+	o := newOps(cfg, res, caches, link.Connected, store, st)
+	tokens, err := atrest.NewTokenStore(ctx, store, st.sealer != nil, log)
 	if err != nil {
 		return err
 	}
@@ -120,7 +122,7 @@ func serve(ctx context.Context, cfg config, res []cloudsync.Resource, store *met
 	if err != nil {
 		return err
 	}
-	obs := newObserver(o.metrics, res)
+	obs := operations.NewObserver(o.Metrics(), res)
 	syncers := newSyncers(clients, res, caches, obs, store, link, log)
 	demand, err := newDemand(clients, res, caches, store, link, log)
 	if err != nil {
@@ -131,30 +133,30 @@ func serve(ctx context.Context, cfg config, res []cloudsync.Resource, store *met
 	if err != nil {
 		return err
 	}
-	o.observeHoldings(held)
+	o.ObserveHoldings(held)
 	version, err := newVersionKeeper(ctx, clients, store, log)
 	if err != nil {
 		return err
 	}
 	handler, err := listwatch.New(listwatch.Config{Caches: caches, Cloud: cloud, CloudConnected: link.Connected, Logger: log,
-		Version: version, Scopes: syncScopes(res), HeldFor: o.heldFor})
+		Version: version, Scopes: syncScopes(res), HeldFor: o.HeldFor})
 	if err != nil {
 		return fmt.Errorf("local api: %w", err)
 	}
 	api := holding.WithStoredAnswers(handler, res, store, tokens, caches, cfg.NodeName, link, log)
-	doors, err := openDoors(cfg, doorDeps{handler: func(door string) http.Handler { return o.handler(api, door) },
+	doors, err := openDoors(cfg, doorDeps{handler: func(door string) http.Handler { return o.Handler(api, door) },
 		cloud: cloud, caches: caches, store: store, link: link, log: log, clusterScope: scope == holding.ScopeCluster,
 		keySealer: st.sealer, holdings: holdingsOf(held)})
 	if err != nil {
 		return err
 	}
-	n, err := newNotifier(o.clock, o.aliveProbe(doors.probe), o.statusLine)
+	n, err := operations.NewNotifier(o.Clock(), aliveProbe(o, doors.probe), o.StatusLine)
 	if err != nil {
 		return errors.Join(fmt.Errorf("systemd watchdog: %w", err), doors.close())
 	}
 	log.Info("serving", "node", cfg.NodeName, "resources", len(res))
 	gate := newScopeGate(scopeChecker, log)
-	runs := []func(context.Context) error{gate.run, version.Run, link.Run, storedPruner(store, tokens, o.clock, cfg.OfflineAuthzGrace, log)}
+	runs := []func(context.Context) error{gate.run, version.Run, link.Run, atrest.StoredPruner(store, tokens, o.Clock(), cfg.OfflineAuthzGrace, log)}
 	for _, r := range append(syncRunners(syncers), demand, runnerOf(held)) {
 		if r != nil {
 			runs = append(runs, gate.hold(r))
@@ -163,7 +165,7 @@ func serve(ctx context.Context, cfg config, res []cloudsync.Resource, store *met
 	if r := holding.TokenForgetter(res, caches, tokens, log); r != nil {
 		runs = append(runs, r)
 	}
-	return runUntilDone(ctx, daemonLoops{doors: doors, runs: runs, caches: caches, notify: n, exited: &o.syncExited}, log)
+	return runUntilDone(ctx, daemonLoops{doors: doors, runs: runs, caches: caches, notify: n, exited: o.SyncExits()}, log)
 }
 
 // storeState is what opening the store found out.
@@ -199,14 +201,14 @@ func prepareStore(ctx context.Context, cfg config, res []cloudsync.Resource, sto
 // recordNodeName stores the node name unless it is stored already: a
 // restart then reads it instead of waiting for a durable write.
 func recordNodeName(ctx context.Context, store *metastore.Store, node string) error {
-	stored, err := store.GetMeta(ctx, nodeNameKey)
+	stored, err := store.GetMeta(ctx, snapshot.NodeNameKey)
 	if err == nil && string(stored) == node {
 		return nil
 	}
 	if err != nil && !errors.Is(err, metastore.ErrNotFound) {
 		return err
 	}
-	return store.PutMeta(ctx, nodeNameKey, []byte(node))
+	return store.PutMeta(ctx, snapshot.NodeNameKey, []byte(node))
 }
 
 // daemonLoops are what runUntilDone runs and stops.
@@ -214,7 +216,7 @@ type daemonLoops struct {
 	doors  *doorSet
 	runs   []func(context.Context) error // the sync loops
 	caches []*versioncache.Cache
-	notify *notifier
+	notify *operations.Notifier
 	// exited counts sync loops that returned before shutdown began.
 	exited *atomic.Int32
 }
@@ -246,7 +248,7 @@ func runUntilDone(ctx context.Context, d daemonLoops, log *slog.Logger) error {
 	d.doors.serve(&wg, serveErr)
 	notifyCtx, stopNotify := context.WithCancel(ctx)
 	defer stopNotify()
-	wg.Go(func() { d.notify.run(notifyCtx, log) })
+	wg.Go(func() { d.notify.Run(notifyCtx, log) })
 
 	var err error
 	select {
@@ -306,7 +308,7 @@ func newCloudClients(cloud *rest.Config) (cloudClients, error) {
 	return cloudClients{raw: raw, disc: disc, meta: meta}, nil
 }
 
-func newSyncers(cl cloudClients, res []cloudsync.Resource, caches []*versioncache.Cache, obs *observer, store *metastore.Store, link *cloudsync.Link, log *slog.Logger) []*cloudsync.Syncer {
+func newSyncers(cl cloudClients, res []cloudsync.Resource, caches []*versioncache.Cache, obs *operations.Observer, store *metastore.Store, link *cloudsync.Link, log *slog.Logger) []*cloudsync.Syncer {
 	out := make([]*cloudsync.Syncer, 0, len(res))
 	for i, r := range res {
 		if r.OnDemand || r.ForPods {
@@ -314,7 +316,7 @@ func newSyncers(cl cloudClients, res []cloudsync.Resource, caches []*versioncach
 		}
 		out = append(out, cloudsync.New(cloudsync.Config{
 			Resource: r, ListerWatcher: cl.raw.ListerWatcher(r), Discovery: cl.disc,
-			Store: observedStore{Store: store, obs: obs}, Cache: caches[i], Link: link, Logger: log, Observer: obs,
+			Store: operations.ObservedStore{Store: store, Observer: obs}, Cache: caches[i], Link: link, Logger: log, Observer: obs,
 			Lean: cloudsync.NewLeanSource(cl.raw, cl.meta, r),
 		}))
 	}

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/apiserver-lite/apiserver-lite/pkg/atrest"
 	"github.com/apiserver-lite/apiserver-lite/pkg/metastore"
 )
 
@@ -18,7 +19,7 @@ import (
 func mustSeedCredentials(t *testing.T, data, key string) []string {
 	t.Helper()
 	ctx := context.Background()
-	sealing, err := stateSealing(config{EncryptionKeyFile: key, DataDir: data})
+	sealing, err := atrest.StateSealing(key, data)
 	if err != nil {
 		t.Fatal(err)
 	}

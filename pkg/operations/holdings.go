@@ -1,4 +1,4 @@
-package main
+package operations
 
 import (
 	"strings"
@@ -8,9 +8,9 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
-// observeHoldings shows h in the metrics, health and status; nil shows
+// ObserveHoldings shows h in the metrics, health and status; nil shows
 // none. Called before serving.
-func (o *ops) observeHoldings(h *forpods.Holdings) {
+func (o *View) ObserveHoldings(h *forpods.Holdings) {
 	if h == nil {
 		return
 	}
@@ -18,8 +18,8 @@ func (o *ops) observeHoldings(h *forpods.Holdings) {
 	o.metrics.Registry().MustRegister(h.Collector())
 }
 
-// heldFor names the service accounts gvr is held for; nil when none.
-func (o *ops) heldFor(gvr schema.GroupVersionResource) []string {
+// HeldFor names the service accounts gvr is held for; nil when none.
+func (o *View) HeldFor(gvr schema.GroupVersionResource) []string {
 	if o.holdings == nil {
 		return nil
 	}
@@ -28,9 +28,9 @@ func (o *ops) heldFor(gvr schema.GroupVersionResource) []string {
 
 // heldForPodsCheck describes a resource held for pods; it never fails:
 // one not held is read through the cloud.
-func (o *ops) heldForPodsCheck(r cloudsync.Resource, ready bool) check {
+func (o *View) heldForPodsCheck(r cloudsync.Resource, ready bool) check {
 	c := check{name: "held-for-pods:" + resourceLabel(r)}
-	who := strings.Join(o.heldFor(r.GVR), ", ")
+	who := strings.Join(o.HeldFor(r.GVR), ", ")
 	switch {
 	case ready && who != "":
 		c.info = "held for " + who

@@ -1,4 +1,4 @@
-package main
+package atrest
 
 import (
 	"context"
@@ -19,7 +19,7 @@ import (
 func TestStoredPruner(t *testing.T) {
 	const grace = time.Hour
 	ctx, cancel := context.WithCancel(context.Background())
-	st, err := metastore.Open(ctx, filepath.Join(t.TempDir(), dbFile))
+	st, err := metastore.Open(ctx, filepath.Join(t.TempDir(), "state.db"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -37,7 +37,7 @@ func TestStoredPruner(t *testing.T) {
 	put("tokenrequest/uid/expired", clk.Now().Add(-2*grace))
 	var wg sync.WaitGroup
 	wg.Go(func() {
-		_ = storedPruner(st, scrubbedAnswers{holding.MetaAnswers{Store: st}}, clk, grace, slog.New(slog.DiscardHandler))(ctx)
+		_ = StoredPruner(st, ScrubbedAnswers{holding.MetaAnswers{Store: st}}, clk, grace, slog.New(slog.DiscardHandler))(ctx)
 	})
 	waitStored(t, st, map[string]bool{"auth/decision/old": false, "tokenrequest/uid/expired": false, "auth/decision/recent": true})
 

@@ -1,4 +1,4 @@
-package main
+package operations
 
 import (
 	"context"
@@ -21,11 +21,11 @@ const (
 // current, rarely enough to cost nothing.
 const statusInterval = 10 * time.Second
 
-// notifier speaks the sd_notify protocol to systemd: READY=1 once serving,
+// Notifier speaks the sd_notify protocol to systemd: READY=1 once serving,
 // WATCHDOG=1 only while alive says the daemon is not wedged, STATUS= lines
 // with the sync state and STOPPING=1 at shutdown. Outside systemd
 // (NOTIFY_SOCKET unset) every send is a no-op.
-type notifier struct {
+type Notifier struct {
 	send  func(state string) error
 	clock clock.WithTicker
 	// watchdog is the interval between WATCHDOG=1 pings, half of systemd's
@@ -37,9 +37,10 @@ type notifier struct {
 	status func() string
 }
 
-// newNotifier reads systemd's environment (NOTIFY_SOCKET, WATCHDOG_USEC
-// and WATCHDOG_PID) and returns a notifier for it.
-func newNotifier(c clock.WithTicker, alive func(context.Context) error, status func() string) (*notifier, error) {
+// NewNotifier reads systemd's environment (NOTIFY_SOCKET, WATCHDOG_USEC
+// and WATCHDOG_PID) and returns a Notifier for it. alive says whether the daemon is
+// wedged; status is the STATUS= line.
+func NewNotifier(c clock.WithTicker, alive func(context.Context) error, status func() string) (*Notifier, error) {
 	wd, err := daemon.SdWatchdogEnabled(false)
 	if err != nil {
 		return nil, err
@@ -48,13 +49,13 @@ func newNotifier(c clock.WithTicker, alive func(context.Context) error, status f
 		_, err := daemon.SdNotify(false, state)
 		return err
 	}
-	return &notifier{send: send, clock: c, watchdog: wd / 2, alive: alive, status: status}, nil
+	return &Notifier{send: send, clock: c, watchdog: wd / 2, alive: alive, status: status}, nil
 }
 
-// run sends READY=1 and then, until ctx ends, the watchdog pings and status
-// lines; it sends STOPPING=1 when ctx ends. The caller starts run once the
+// Run sends READY=1 and then, until ctx ends, the watchdog pings and status
+// lines; it sends STOPPING=1 when ctx ends. The caller starts Run once the
 // local API serves.
-func (n *notifier) run(ctx context.Context, log interface{ Warn(string, ...any) }) {
+func (n *Notifier) Run(ctx context.Context, log interface{ Warn(string, ...any) }) {
 	last := n.status()
 	if err := n.send(notifyReady + "\n" + notifyStatus + last); err != nil {
 		log.Warn("sd_notify failed", "err", err)
@@ -78,7 +79,7 @@ func (n *notifier) run(ctx context.Context, log interface{ Warn(string, ...any) 
 
 // tick pings the watchdog if the daemon is alive and refreshes the status
 // line if it changed. It returns the status line sent last.
-func (n *notifier) tick(ctx context.Context, last string, log interface{ Warn(string, ...any) }) string {
+func (n *Notifier) tick(ctx context.Context, last string, log interface{ Warn(string, ...any) }) string {
 	if n.watchdog > 0 {
 		if err := n.alive(ctx); err != nil {
 			log.Warn("not pinging the watchdog: daemon is wedged", "err", err)

@@ -1,4 +1,4 @@
-package main
+package atrest
 
 import (
 	"context"
@@ -18,11 +18,11 @@ import (
 // costs disk until then, and is never served.
 const storedPruneInterval = time.Hour
 
-// storedPruner removes, at start and every storedPruneInterval, the stored
+// StoredPruner removes, at start and every storedPruneInterval, the stored
 // token reviews, authorization decisions and TokenRequest answers that can
 // no longer be used (see auth.PruneStored and tokencache.PruneExpired),
 // then scrubs their bytes from the disk.
-func storedPruner(store *metastore.Store, tokens tokencache.Pruner, clk clock.WithTicker, grace time.Duration, log *slog.Logger) func(context.Context) error {
+func StoredPruner(store *metastore.Store, tokens tokencache.Pruner, clk clock.WithTicker, grace time.Duration, log *slog.Logger) func(context.Context) error {
 	return func(ctx context.Context) error {
 		t := clk.NewTicker(storedPruneInterval)
 		defer t.Stop()
@@ -40,7 +40,7 @@ func storedPruner(store *metastore.Store, tokens tokencache.Pruner, clk clock.Wi
 	}
 }
 
-// pruneStored runs one round of storedPruner.
+// pruneStored runs one round of StoredPruner.
 func pruneStored(ctx context.Context, store *metastore.Store, tokens tokencache.Pruner, now time.Time, grace time.Duration, log *slog.Logger) error {
 	reviews, err1 := auth.PruneStored(ctx, store, now, grace)
 	answers, err2 := tokencache.PruneExpired(ctx, tokens, now)

@@ -1,4 +1,4 @@
-package main
+package operations
 
 import (
 	"context"
@@ -8,13 +8,15 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/apiserver-lite/apiserver-lite/pkg/atrest"
 )
 
 const (
-	// defaultMaxStaleness is how long a resource may go without hearing
+	// DefaultMaxStaleness is how long a resource may go without hearing
 	// from a reachable cloud before /readyz fails. kube-apiserver sends a
 	// watch bookmark about every minute, so five allow for several missed.
-	defaultMaxStaleness = 5 * time.Minute
+	DefaultMaxStaleness = 5 * time.Minute
 	// wedgedCommit is how long one commit may run before the daemon counts
 	// as wedged. A commit takes milliseconds; SQLite's busy timeout is 5 s.
 	wedgedCommit = 2 * time.Minute
@@ -39,7 +41,7 @@ type check struct {
 
 // livenessChecks fail only when the daemon is wedged: a sync loop ended
 // early, a commit hangs, or a cache's lock cannot be taken.
-func (o *ops) livenessChecks(ctx context.Context) []check {
+func (o *View) livenessChecks(ctx context.Context) []check {
 	checks := []check{{name: "ping"}}
 	var syncErr error
 	if n := o.syncExited.Load(); n > 0 {
@@ -57,7 +59,7 @@ func (o *ops) livenessChecks(ctx context.Context) []check {
 // probeCaches takes each cache's lock once. Concurrent callers share one
 // probe; a probe stuck on a wedged lock is never repeated, every caller
 // waits for it up to cacheProbeTimeout.
-func (o *ops) probeCaches(ctx context.Context) error {
+func (o *View) probeCaches(ctx context.Context) error {
 	o.cacheMu.Lock()
 	done := o.cacheProbe
 	if done == nil {
@@ -90,7 +92,7 @@ func (o *ops) probeCaches(ctx context.Context) error {
 // each resource is fresh while the cloud is reachable. The link and
 // staleness while offline are shown but do not fail readiness: serving the
 // last known state offline is the job.
-func (o *ops) readinessChecks(ctx context.Context) []check {
+func (o *View) readinessChecks(ctx context.Context) []check {
 	checks := []check{{name: "store-writable", err: o.storeWritable(ctx)}}
 	up := o.link()
 	linkInfo := "connected (informational, does not affect readiness)"
@@ -110,7 +112,7 @@ func (o *ops) readinessChecks(ctx context.Context) []check {
 			info: fmt.Sprintf("database moved aside at startup to %s: %s", o.recovery.MovedTo, o.recovery.Reason)})
 	}
 	if !o.sealed {
-		checks = append(checks, check{name: "encryption-key", note: true, info: noKeyNote})
+		checks = append(checks, check{name: "encryption-key", note: true, info: atrest.NoKeyNote})
 	}
 	for i, r := range o.res {
 		if r.ForPods && !o.caches[i].Ready() {
@@ -123,7 +125,7 @@ func (o *ops) readinessChecks(ctx context.Context) []check {
 
 // dataLoadedCheck fails for a resource with nothing to serve, saying why
 // when the database was moved aside at startup.
-func (o *ops) dataLoadedCheck(name string, ready bool) check {
+func (o *View) dataLoadedCheck(name string, ready bool) check {
 	c := check{name: "data-loaded:" + name}
 	switch {
 	case ready:
@@ -136,7 +138,7 @@ func (o *ops) dataLoadedCheck(name string, ready bool) check {
 	return c
 }
 
-func (o *ops) stalenessCheck(name string, up bool) check {
+func (o *View) stalenessCheck(name string, up bool) check {
 	c := check{name: "staleness:" + name}
 	age, heard := o.metrics.Staleness(name)
 	switch {
@@ -154,7 +156,7 @@ func (o *ops) stalenessCheck(name string, up bool) check {
 
 // storeWritable fails after a failed commit, and otherwise rewrites a
 // probe key at most every storeProbeInterval.
-func (o *ops) storeWritable(ctx context.Context) error {
+func (o *View) storeWritable(ctx context.Context) error {
 	if err, _ := o.metrics.CommitState(); err != nil {
 		return fmt.Errorf("last commit failed: %w", err)
 	}

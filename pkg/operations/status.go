@@ -1,13 +1,14 @@
-package main
+package operations
 
 import (
+	"encoding/json"
 	"net/http"
 
 	"github.com/apiserver-lite/apiserver-lite/pkg/listwatch/metrics"
 )
 
-// statusDoc is what `apiserver-lite status` and `inspect` report.
-type statusDoc struct {
+// Status is what `apiserver-lite status` and `inspect` report.
+type Status struct {
 	// Source is "daemon" (asked over the loopback door) or "data-dir"
 	// (read from a stopped daemon's store).
 	Source          string           `json:"source"`
@@ -16,11 +17,11 @@ type statusDoc struct {
 	SchemaVersion   int              `json:"schemaVersion,omitempty"`
 	Integrity       string           `json:"integrity,omitempty"`
 	LastCommitError string           `json:"lastCommitError,omitempty"`
-	Resources       []resourceStatus `json:"resources"`
+	Resources       []ResourceStatus `json:"resources"`
 }
 
-// resourceStatus is one resource's line of a statusDoc.
-type resourceStatus struct {
+// ResourceStatus is one resource's line of a Status.
+type ResourceStatus struct {
 	Resource         string               `json:"resource"`
 	Key              string               `json:"key"`
 	ResourceVersion  uint64               `json:"resourceVersion"`
@@ -36,9 +37,9 @@ type resourceStatus struct {
 	HeldFor []string `json:"heldFor,omitempty"`
 }
 
-// status builds the running daemon's statusDoc.
-func (o *ops) status() statusDoc {
-	doc := statusDoc{Source: "daemon", Node: o.node, Link: "down", Resources: []resourceStatus{}}
+// status builds the running daemon's Status.
+func (o *View) status() Status {
+	doc := Status{Source: "daemon", Node: o.node, Link: "down", Resources: []ResourceStatus{}}
 	if o.link() {
 		doc.Link = "up"
 	}
@@ -48,7 +49,7 @@ func (o *ops) status() statusDoc {
 	for i, c := range o.caches {
 		st := c.Stats()
 		label := resourceLabel(o.res[i])
-		rs := resourceStatus{Resource: label, Key: o.res[i].Key(), ResourceVersion: st.RV, Ready: st.Ready,
+		rs := ResourceStatus{Resource: label, Key: o.res[i].Key(), ResourceVersion: st.RV, Ready: st.Ready,
 			Objects: st.Objects, Watchers: st.Watchers, TooSlowWatchers: st.TooSlow}
 		if age, ok := o.metrics.Staleness(label); ok {
 			s := age.Seconds()
@@ -57,12 +58,20 @@ func (o *ops) status() statusDoc {
 		if e, ok := o.metrics.LastError(label); ok {
 			rs.LastError = &e
 		}
-		rs.ForPods, rs.HeldFor = o.res[i].ForPods, o.heldFor(o.res[i].GVR)
+		rs.ForPods, rs.HeldFor = o.res[i].ForPods, o.HeldFor(o.res[i].GVR)
 		doc.Resources = append(doc.Resources, rs)
 	}
 	return doc
 }
 
-func (o *ops) serveStatus(w http.ResponseWriter, _ *http.Request) {
+func (o *View) serveStatus(w http.ResponseWriter, _ *http.Request) {
 	writeJSON(w, o.status())
+}
+
+// writeJSON writes v as an indented JSON document.
+func writeJSON(w http.ResponseWriter, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	_ = enc.Encode(v)
 }

@@ -1,4 +1,4 @@
-package main
+package operations
 
 import (
 	"net/http"
@@ -15,8 +15,8 @@ import (
 	clocktesting "k8s.io/utils/clock/testing"
 )
 
-func newTestOps(clk *clocktesting.FakeClock) *ops {
-	o := &ops{clock: clk, maxStaleness: time.Minute, link: func() bool { return true }}
+func newTestView(clk *clocktesting.FakeClock) *View {
+	o := &View{clock: clk, maxStaleness: time.Minute, link: func() bool { return true }}
 	o.metrics = metrics.New(clk, metrics.Sources{})
 	return o
 }
@@ -25,17 +25,17 @@ func TestLivezFailsOnlyWhenWedged(t *testing.T) {
 	clk := clocktesting.NewFakeClock(time.Unix(0, 0))
 	tests := []struct {
 		name  string
-		setup func(o *ops)
+		setup func(o *View)
 		want  string // "" means live
 	}{
-		{"idle", func(*ops) {}, ""},
-		{"short commit in flight", func(o *ops) { o.metrics.CommitStarted(); clk.Step(time.Second) }, ""},
-		{"hung commit", func(o *ops) { o.metrics.CommitStarted(); clk.Step(wedgedCommit + time.Second) }, "[-]store-commit failed"},
-		{"sync loop exited", func(o *ops) { o.syncExited.Store(1) }, "[-]sync-loops failed: 1 sync loops exited"},
+		{"idle", func(*View) {}, ""},
+		{"short commit in flight", func(o *View) { o.metrics.CommitStarted(); clk.Step(time.Second) }, ""},
+		{"hung commit", func(o *View) { o.metrics.CommitStarted(); clk.Step(wedgedCommit + time.Second) }, "[-]store-commit failed"},
+		{"sync loop exited", func(o *View) { o.syncExited.Store(1) }, "[-]sync-loops failed: 1 sync loops exited"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			o := newTestOps(clk)
+			o := newTestView(clk)
 			tt.setup(o)
 			rec := httptest.NewRecorder()
 			serveChecks("livez", o.livenessChecks).ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/livez", nil))
@@ -66,7 +66,7 @@ func TestDataLoadedCheck(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			o := newTestOps(clk)
+			o := newTestView(clk)
 			o.recovery = tt.recovery
 			c := o.dataLoadedCheck("pods", tt.ready)
 			switch {
@@ -81,7 +81,7 @@ func TestDataLoadedCheck(t *testing.T) {
 
 func TestStalenessCheck(t *testing.T) {
 	clk := clocktesting.NewFakeClock(time.Unix(0, 0))
-	o := newTestOps(clk)
+	o := newTestView(clk)
 	if c := o.stalenessCheck("pods", true); c.err != nil || !strings.Contains(c.info, "not heard") {
 		t.Errorf("never heard: got %+v, want ok with a note", c)
 	}
@@ -101,7 +101,7 @@ func TestStalenessCheck(t *testing.T) {
 
 // Concurrent /livez requests share one cache probe and all pass.
 func TestLivezConcurrentProbes(t *testing.T) {
-	o := newTestOps(clocktesting.NewFakeClock(time.Unix(0, 0)))
+	o := newTestView(clocktesting.NewFakeClock(time.Unix(0, 0)))
 	for _, r := range []string{"pods", "nodes"} {
 		o.caches = append(o.caches, versioncache.New(schema.GroupVersionResource{Version: "v1", Resource: r}, 10))
 	}

@@ -1,0 +1,68 @@
+package operations
+
+import (
+	"context"
+	"net/url"
+	"strings"
+
+	"github.com/apiserver-lite/apiserver-lite/pkg/holding/forpods"
+	"github.com/apiserver-lite/apiserver-lite/pkg/metastore"
+	"github.com/apiserver-lite/apiserver-lite/pkg/snapshot"
+)
+
+// SourceDataDir is the Source of a Status read from a data dir.
+const SourceDataDir = "data-dir"
+
+// InspectDataDir reads a stopped daemon's store read-only.
+func InspectDataDir(ctx context.Context, path string) (Status, error) {
+	rep, err := metastore.Inspect(ctx, path, snapshot.NodeNameKey)
+	if err != nil {
+		return Status{}, err
+	}
+	doc := Status{Source: SourceDataDir, Node: string(rep.Meta[snapshot.NodeNameKey]), SchemaVersion: rep.SchemaVersion,
+		Integrity: rep.Integrity, Resources: []ResourceStatus{}}
+	for _, r := range rep.Resources {
+		doc.Resources = append(doc.Resources, ResourceStatus{Resource: labelOfKey(r.Key), Key: r.Key,
+			ResourceVersion: r.Watermark, Ready: r.Watermark > 0, Objects: r.Objects})
+	}
+	return doc, addStoredOwners(ctx, path, &doc)
+}
+
+// addStoredOwners names, for each resource held for pods in doc, the
+// service accounts its stored owners run as.
+func addStoredOwners(ctx context.Context, path string, doc *Status) error {
+	var keys []string
+	for i, r := range doc.Resources {
+		if q, err := url.ParseQuery(strings.SplitN(r.Key+"?", "?", 3)[1]); err == nil && q.Get("forPods") == "true" {
+			doc.Resources[i].ForPods = true
+			keys = append(keys, forpods.OwnersKey(r.Key))
+		}
+	}
+	if len(keys) == 0 {
+		return nil
+	}
+	rep, err := metastore.Inspect(ctx, path, keys...)
+	if err != nil {
+		return err
+	}
+	for i, r := range doc.Resources {
+		if r.ForPods {
+			doc.Resources[i].HeldFor = forpods.StoredServiceAccounts(rep.Meta[forpods.OwnersKey(r.Key)])
+		}
+	}
+	return nil
+}
+
+// labelOfKey turns a storage key ("group/version/resource?selectors") into
+// the resource's label ("resource.group"); see cloudsync.Resource.Key.
+func labelOfKey(key string) string {
+	path, _, _ := strings.Cut(key, "?")
+	parts := strings.Split(path, "/")
+	if len(parts) != 3 {
+		return key
+	}
+	if parts[0] == "" {
+		return parts[2]
+	}
+	return parts[2] + "." + parts[0]
+}

@@ -1,0 +1,43 @@
+package snapshot
+
+import (
+	"context"
+	"fmt"
+	"io"
+
+	"github.com/apiserver-lite/apiserver-lite/pkg/listwatch/auth"
+	"github.com/apiserver-lite/apiserver-lite/pkg/listwatch/readcache"
+	"github.com/apiserver-lite/apiserver-lite/pkg/listwatch/tokencache"
+	"github.com/apiserver-lite/apiserver-lite/pkg/metastore"
+)
+
+// NodeNameKey is the meta key holding the node name the daemon last ran
+// as; snapshots carry it, and restore refuses another node's.
+const NodeNameKey = "daemon/node-name"
+
+// leavesOut are the meta prefixes a snapshot leaves out: every credential
+// the node holds (its stored TokenRequest answers, the TLS door's reviewed
+// tokens and authorization decisions) and the answers of get-only kinds.
+// The TLS door's key lives outside the database.
+var leavesOut = []string{tokencache.Prefix, auth.TokenKeyPrefix, auth.DecisionKeyPrefix, readcache.Prefix}
+
+// Save copies the store at db to file with VACUUM INTO from a read-only
+// connection: consistent while the daemon runs, and only for a user who
+// may read the data dir (the copy holds every synced Secret). It says
+// what the copy holds on out.
+func Save(ctx context.Context, db, file string, out io.Writer) error {
+	if err := metastore.Backup(ctx, db, file, leavesOut...); err != nil {
+		return err
+	}
+	rep, err := metastore.Inspect(ctx, file, NodeNameKey)
+	if err != nil {
+		return err
+	}
+	sealed := "Secrets in plaintext"
+	if rep.Sealed {
+		sealed = "Secrets encrypted with the state key"
+	}
+	_, err = fmt.Fprintf(out, "snapshot %s: node %q, %d resources, integrity %s, %s, no credentials\n",
+		file, rep.Meta[NodeNameKey], len(rep.Resources), rep.Integrity, sealed)
+	return err
+}
