@@ -38,6 +38,9 @@ type Config struct {
 	// resource without an entry is held whole. Reads outside it go to the
 	// cloud (see held.go).
 	Scopes map[schema.GroupVersionResource]Scope
+	// View rewrites objects for some callers (see view.go); nil shows
+	// every caller the cached objects.
+	View View
 }
 
 // Scope is the part of a resource the cloud sync lists and watches.
@@ -83,6 +86,8 @@ type server struct {
 	synced map[*versioncache.Cache]scope.Synced
 	// evictedGrace is evictedWriteGrace; tests shorten it.
 	evictedGrace time.Duration
+	// view rewrites objects for some callers; nil for none.
+	view View
 }
 
 // New returns the handler of the local API.
@@ -103,6 +108,7 @@ func newServer(cfg Config) (*server, error) {
 		log:       cfg.Logger,
 		clock:     cfg.Clock,
 		version:   cfg.Version,
+		view:      cfg.View,
 
 		evictedGrace: evictedWriteGrace,
 	}
@@ -199,6 +205,7 @@ func (s *server) serveResource(w http.ResponseWriter, r *http.Request, gv schema
 		response.WriteError(w, response.StorageInitializing())
 		return
 	}
+	t.view = s.viewFor(r.Context(), t.gvr)
 	pc := encode.ProtobufFor(t.resource())
 	resp, err := negotiate.Resource(r, pc != nil, t.name == "")
 	if err != nil {
