@@ -108,6 +108,9 @@ func (o *ops) readinessChecks(ctx context.Context) []check {
 	if !o.sealed {
 		checks = append(checks, check{name: "encryption-key", note: true, info: noKeyNote})
 	}
+	if c, ok := o.pods.check(); ok {
+		checks = append(checks, c)
+	}
 	for _, r := range o.res {
 		checks = append(checks, o.stalenessCheck(resourceLabel(r), up))
 	}

@@ -53,6 +53,9 @@ type ops struct {
 	// sealed is set when the store has a state key. Set before serving,
 	// then read-only.
 	sealed bool
+	// pods is the pods' door's state for /readyz; nil without doors. Set
+	// before serving, then read-only.
+	pods *podsDoor
 
 	// syncExited counts sync loops that returned before shutdown.
 	syncExited atomic.Int32

@@ -125,7 +125,7 @@ func serve(ctx context.Context, cfg config, res []cloudsync.Resource, store *met
 		return err
 	}
 	handler, err := listwatch.New(listwatch.Config{Caches: caches, Cloud: cloud, CloudConnected: link.Connected, Logger: log,
-		Version: version, Scopes: syncScopes(res)})
+		Version: version, Scopes: syncScopes(res), View: kubernetesServiceView(cfg, log)})
 	if err != nil {
 		return fmt.Errorf("local api: %w", err)
 	}
@@ -136,6 +136,7 @@ func serve(ctx context.Context, cfg config, res []cloudsync.Resource, store *met
 	if err != nil {
 		return err
 	}
+	o.pods = &doors.pods
 	n, err := newNotifier(o.clock, o.aliveProbe(doors.probe), o.statusLine)
 	if err != nil {
 		return errors.Join(fmt.Errorf("systemd watchdog: %w", err), doors.close())
