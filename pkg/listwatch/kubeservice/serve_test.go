@@ -38,7 +38,9 @@ func serveServices(t *testing.T, node bool) (*httptest.Server, *versioncache.Cac
 		t.Fatal(err)
 	}
 	h, err := listwatch.New(listwatch.Config{Caches: []*versioncache.Cache{c},
-		View: func(ctx context.Context, gvr schema.GroupVersionResource) listwatch.ObjectView { return rw.For(ctx, gvr) }})
+		View: func(ctx context.Context, gvr schema.GroupVersionResource) listwatch.ObjectView {
+			return rw.For(ctx, gvr)
+		}})
 	if err != nil {
 		t.Fatal(err)
 	}
