@@ -50,6 +50,11 @@ type BootstrapOptions struct {
 // their watches keep theirs.
 type BootstrapServing struct {
 	mgr certificate.Manager // immutable
+	log *slog.Logger        // immutable
+
+	// served is the pair last served, to log a newly signed one once.
+	// Guarded by mu.
+	served *tls.Certificate
 
 	mu sync.Mutex
 	// base and derived cache the door's configuration for the last base
@@ -95,7 +100,11 @@ func NewBootstrapServing(o BootstrapOptions) (*BootstrapServing, error) {
 			"its CertificateSigningRequest is approved (kubectl get csr; kubectl certificate approve NAME)",
 			"user", nodeUserPrefix+o.NodeName, "signer", certificatesv1.KubeletServingSignerName)
 	}
-	return &BootstrapServing{mgr: mgr}, nil
+	log := o.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &BootstrapServing{mgr: mgr, log: log}, nil
 }
 
 // Start runs the rotation in the background; Stop ends it.
@@ -108,10 +117,20 @@ func (b *BootstrapServing) Current() *tls.Certificate { return b.mgr.Current() }
 
 // getCertificate serves the newest signed pair.
 func (b *BootstrapServing) getCertificate(*tls.ClientHelloInfo) (*tls.Certificate, error) {
-	if c := b.mgr.Current(); c != nil {
-		return c, nil
+	c := b.mgr.Current()
+	if c == nil {
+		return nil, errNoBootstrapCertificate
 	}
-	return nil, errNoBootstrapCertificate
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if c != b.served {
+		b.served = c
+		if c.Leaf != nil {
+			b.log.Info("tls bootstrap: the pods' door serves a signed certificate", "serial", c.Leaf.SerialNumber.Text(16),
+				"notAfter", c.Leaf.NotAfter, "ips", c.Leaf.IPAddresses, "dns", c.Leaf.DNSNames)
+		}
+	}
+	return c, nil
 }
 
 // ServerTLS returns the pods' door's configuration: base's (the client CA,

@@ -4,6 +4,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -132,7 +133,7 @@ func TestBootstrapStoreSealsAndRecovers(t *testing.T) {
 // before keeps its own, and no certificate fails the handshake.
 func TestBootstrapServingHotSwap(t *testing.T) {
 	mgr := &fakeManager{}
-	b := &BootstrapServing{mgr: mgr}
+	b := &BootstrapServing{mgr: mgr, log: slog.New(slog.DiscardHandler)}
 	base, err := servingConfig(servingContents{cert: mustPEM(t, 0), key: mustPEM(t, 1)}, "")
 	if err != nil {
 		t.Fatal(err)
