@@ -46,7 +46,7 @@ type bootstrapConfig struct {
 
 func addBootstrapFlags(fs *pflag.FlagSet) {
 	fs.Bool("tls-bootstrap", false,
-		"request the secure-listen-address door's serving certificate from the cloud with a CertificateSigningRequest "+
+		"request the secure-listen-address door's serving certificate (in place of tls-cert-file's) from the cloud with a CertificateSigningRequest "+
 			"(signer kubernetes.io/kubelet-serving, user system:node:<node-name>), so pods trusting the cluster CA verify it; "+
 			"someone must approve the CSR (kubectl certificate approve)")
 	fs.StringSlice("tls-bootstrap-ip-sans", nil, "extra IP addresses for the bootstrapped certificate besides the door's, e.g. the node's IPs")
@@ -65,9 +65,6 @@ func (c config) validateBootstrap() error {
 	var errs []error
 	if c.TLSBootstrap && c.SecureListenAddress == "" {
 		errs = append(errs, errors.New("tls-bootstrap needs secure-listen-address: the bootstrapped certificate serves that door"))
-	}
-	if c.TLSBootstrap && c.TLSCertFile != "" {
-		errs = append(errs, errors.New("tls-bootstrap and tls-cert-file are exclusive for the secure-listen-address door"))
 	}
 	for _, s := range c.TLSBootstrapIPSANs {
 		if net.ParseIP(s) == nil {

@@ -17,8 +17,8 @@ func TestBootstrapConfig(t *testing.T) {
 	}{
 		{name: "defaults"},
 		{name: "bootstrap without pods' door", args: []string{"--tls-bootstrap"}, wantErr: "needs secure-listen-address"},
-		{name: "bootstrap with cert file", args: []string{"--tls-bootstrap", "--secure-listen-address", door,
-			"--tls-cert-file", "c", "--tls-private-key-file", "k"}, wantErr: "exclusive"},
+		{name: "bootstrap with a cert file for the kubelet's door", args: []string{"--tls-bootstrap", "--secure-listen-address", door,
+			"--tls-cert-file", "c", "--tls-private-key-file", "k"}, wantRewrite: true, wantIPs: []string{"169.254.20.10"}},
 		{name: "bootstrap turns the rewrite on", args: []string{"--tls-bootstrap", "--secure-listen-address", door,
 			"--tls-bootstrap-ip-sans", "10.1.2.3,169.254.20.10"}, wantRewrite: true, wantIPs: []string{"169.254.20.10", "10.1.2.3"}},
 		{name: "rewrite off", args: []string{"--tls-bootstrap", "--secure-listen-address", door,

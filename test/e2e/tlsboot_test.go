@@ -9,6 +9,7 @@ import (
 	"crypto/x509"
 	"encoding/pem"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"strings"
@@ -99,6 +100,17 @@ func TestTLSBootstrap(t *testing.T) {
 		}
 	})
 	t.Run("kubelet points new pods at the door", func(t *testing.T) { checkPodEnv(t, c, host, port) })
+	t.Run("readyz notes the door", func(t *testing.T) {
+		resp, err := http.Get(c.EdgeURL + "/readyz?verbose")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		if want := "pods-door: " + door + " bound\n"; !strings.Contains(string(body), want) {
+			t.Errorf("/readyz?verbose: got\n%s\nwant a line %q", body, want)
+		}
+	})
 
 	w := openRawWatch(t, c, door, token, ns)
 	rotated := waitServedCertificate(t, c, door, w.cert)
