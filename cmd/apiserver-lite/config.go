@@ -61,6 +61,7 @@ type config struct {
 
 	doorsConfig   `mapstructure:",squash"`
 	forPodsConfig `mapstructure:",squash"`
+		bootstrapConfig `mapstructure:",squash"`
 }
 
 // resourceConfig is one entry of the resources list. Selectors may use
@@ -127,6 +128,7 @@ func newFlagSet() *pflag.FlagSet {
 	fs.Int("gc-percent", 0, fmt.Sprintf("Go GC percent as GOGC (-1: off); 0: GOGC when set, else %d", defaultGCPercent))
 	addDoorFlags(fs)
 	addForPodsFlags(fs)
+	addBootstrapFlags(fs)
 	fs.String("encryption-key-file", "", "file of 32 random bytes (apiserver-lite keygen) that encrypts Secrets and stored tokens at rest; "+
 		"keep it outside data-dir, e.g. a systemd LoadCredentialEncrypted= credential. Empty: tokens in memory only")
 	fs.String("sync-scope", holding.ScopeAuto, "auto, node (what the Node authorizer lets this node read) or cluster (the resources list)")

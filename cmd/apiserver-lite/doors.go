@@ -34,6 +34,9 @@ type doorSet struct {
 	// probe is where the watchdog asks /livez: the first door opened, or
 	// nil when none is.
 	probe *selfDoor
+	// pods is the pods' door's bootstrapped certificate and binding state
+	// (see doors_pods.go).
+	pods podsDoor
 }
 
 // selfDoor is a door the daemon can reach itself.
@@ -96,9 +99,17 @@ func openAuthenticated(cfg config, d doorDeps, set *doorSet) error {
 	if err != nil {
 		return err
 	}
+	podsTLS, err := set.pods.open(cfg, d, tlsCfg)
+	if err != nil {
+		return err
+	}
 	for _, door := range doors {
 		if door.addr == "" {
 			continue
+		}
+		serveTLS := tlsCfg
+		if door.name == doorTLS {
+			serveTLS = podsTLS
 		}
 		sc := chain
 		sc.Limiter = auth.NewLimiter(cfg.limits())
@@ -107,7 +118,11 @@ func openAuthenticated(cfg config, d doorDeps, set *doorSet) error {
 		if door.name == doorLoopback {
 			h = withoutCompression(h)
 		}
-		if err := set.listen(door.addr, tlsCfg, auth.Secure(h, sc), sc.Limiter, d.log, door.name); err != nil {
+		if door.name == doorTLS && set.pods.unbound() {
+			set.pending(door.addr, serveTLS, auth.Secure(h, sc), sc.Limiter, d.log)
+			continue
+		}
+		if err := set.listen(door.addr, serveTLS, auth.Secure(h, sc), sc.Limiter, d.log, door.name); err != nil {
 			return err
 		}
 	}
@@ -158,9 +173,7 @@ func (s *doorSet) listen(addr string, tlsCfg *tls.Config, h http.Handler, lim *a
 	if s.probe == nil {
 		s.probe = &selfDoor{addr: ln.Addr(), tls: tlsCfg != nil}
 	}
-	srv := &http.Server{Handler: h, ReadHeaderTimeout: readHeaderTimeout, IdleTimeout: idleTimeout,
-		MaxHeaderBytes: maxHeaderBytes, ConnState: lim.ConnState,
-		ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelDebug)} // failed handshakes are the client's to see
+	srv := newDoorServer(h, lim, log)
 	ln = lim.Listener(ln)
 	if tlsCfg != nil {
 		srv.TLSConfig = tlsCfg
@@ -171,16 +184,29 @@ func (s *doorSet) listen(addr string, tlsCfg *tls.Config, h http.Handler, lim *a
 	return nil
 }
 
-// serve runs every door; each one's end is sent on errs.
+// newDoorServer is the HTTP server of one door.
+func newDoorServer(h http.Handler, lim *auth.Limiter, log *slog.Logger) *http.Server {
+	return &http.Server{Handler: h, ReadHeaderTimeout: readHeaderTimeout, IdleTimeout: idleTimeout,
+		MaxHeaderBytes: maxHeaderBytes, ConnState: lim.ConnState,
+		ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelDebug)} // failed handshakes are the client's to see
+}
+
+// serve runs every door; each one's end is sent on errs. A door whose
+// address is not bound yet is served once it is.
 func (s *doorSet) serve(wg *sync.WaitGroup, errs chan<- error) {
 	for i, srv := range s.servers {
 		ln := s.listeners[i]
+		if ln == nil {
+			wg.Go(func() { errs <- s.pods.serveWhenBound(srv) })
+			continue
+		}
 		wg.Go(func() { errs <- srv.Serve(ln) })
 	}
 }
 
 // shutdown stops every door gracefully, all at once.
 func (s *doorSet) shutdown(ctx context.Context) error {
+	s.pods.stop()
 	errs := make([]error, len(s.servers))
 	var wg sync.WaitGroup
 	for i, srv := range s.servers {
@@ -191,9 +217,13 @@ func (s *doorSet) shutdown(ctx context.Context) error {
 }
 
 func (s *doorSet) close() error {
+	s.pods.stop()
 	var errs []error
 	for i, srv := range s.servers {
-		errs = append(errs, srv.Close(), ignoreClosed(s.listeners[i].Close()))
+		errs = append(errs, srv.Close())
+		if ln := s.listeners[i]; ln != nil {
+			errs = append(errs, ignoreClosed(ln.Close()))
+		}
 	}
 	return errors.Join(errs...)
 }

@@ -54,6 +54,9 @@ func cmdRekey(ctx context.Context, args []string, out io.Writer) error {
 	if err := auth.ResealGeneratedKey(*dir, cur.Sealer, next.Sealer); err != nil {
 		return fmt.Errorf("rekey: the state is re-encrypted, but not the TLS door's generated key (a new certificate and CA will be generated): %w", err)
 	}
+	if err := auth.ResealBootstrapPair(*dir, cur.Sealer, next.Sealer); err != nil {
+		return fmt.Errorf("rekey: the state is re-encrypted, but not the pods' door's bootstrapped certificate (a new CSR will be sent): %w", err)
+	}
 	_, err = fmt.Fprintf(out, "re-encrypted %s with %s; start the daemon with --encryption-key-file %s, then destroy the old key\n", db, newFile, newFile)
 	return err
 }

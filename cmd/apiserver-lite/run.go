@@ -139,7 +139,7 @@ func serve(ctx context.Context, cfg config, res []cloudsync.Resource, store *met
 		return err
 	}
 	handler, err := listwatch.New(listwatch.Config{Caches: caches, Cloud: cloud, CloudConnected: link.Connected, Logger: log,
-		Version: version, Scopes: syncScopes(res), HeldFor: o.HeldFor})
+		Version: version, Scopes: syncScopes(res), HeldFor: o.HeldFor, View: kubernetesServiceView(cfg, log)})
 	if err != nil {
 		return fmt.Errorf("local api: %w", err)
 	}
@@ -150,6 +150,7 @@ func serve(ctx context.Context, cfg config, res []cloudsync.Resource, store *met
 	if err != nil {
 		return err
 	}
+	o.AddNote(doors.pods.note)
 	n, err := operations.NewNotifier(o.Clock(), aliveProbe(o, doors.probe), o.StatusLine)
 	if err != nil {
 		return errors.Join(fmt.Errorf("systemd watchdog: %w", err), doors.close())

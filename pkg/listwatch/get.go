@@ -37,6 +37,7 @@ func (s *server) serveGet(w http.ResponseWriter, r *http.Request, t target, resp
 		s.serveMissing(w, r, t, resp)
 		return
 	}
+	obj = seeObject(t.view, obj)
 	if p := resp.Partial(); p != nil {
 		s.writePartialObject(w, t, resp, p, obj)
 		return

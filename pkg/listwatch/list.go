@@ -71,6 +71,7 @@ func (s *server) listPage(ctx context.Context, t target, req *listRequest) (vers
 		return versioncache.Page{}, err
 	}
 	pg, err := t.cache.ListPage(opts)
+	pg.Objects = seeObjects(t.view, pg.Objects)
 	var tooOld *versioncache.TooOldError
 	switch {
 	case errors.As(err, &tooOld) && req.opts.Continue != "":

@@ -25,6 +25,8 @@ type target struct {
 	proto *encode.Protobuf
 	// synced is the part of the resource the cache holds.
 	synced scope.Synced
+	// view shows the caller the objects; nil shows them as cached.
+	view ObjectView
 }
 
 // resolve maps the path segments after /api/v1/ or /apis/{g}/{v}/ to a

@@ -41,6 +41,9 @@ type Config struct {
 	// HeldFor names, for /readyz?verbose, whom a resource held on
 	// request (Scope.OnRequest) is held for; nil names no one.
 	HeldFor func(schema.GroupVersionResource) []string
+	// View rewrites objects for some callers (see view.go); nil shows
+	// every caller the cached objects.
+	View View
 }
 
 // Scope is the part of a resource the cloud sync lists and watches.
@@ -96,6 +99,8 @@ type server struct {
 	heldFor func(schema.GroupVersionResource) []string
 	// evictedGrace is evictedWriteGrace; tests shorten it.
 	evictedGrace time.Duration
+	// view rewrites objects for some callers; nil for none.
+	view View
 }
 
 // New returns the handler of the local API.
@@ -117,6 +122,7 @@ func newServer(cfg Config) (*server, error) {
 		clock:     cfg.Clock,
 		version:   cfg.Version,
 		heldFor:   cfg.HeldFor,
+		view:      cfg.View,
 
 		evictedGrace: evictedWriteGrace,
 	}
@@ -220,6 +226,7 @@ func (s *server) serveResource(w http.ResponseWriter, r *http.Request, gv schema
 		response.WriteError(w, response.StorageInitializing())
 		return
 	}
+	t.view = s.viewFor(r.Context(), t.gvr)
 	pc := encode.ProtobufFor(t.resource())
 	resp, err := negotiate.Resource(r, pc != nil, t.name == "")
 	if err != nil {

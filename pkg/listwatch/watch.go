@@ -96,6 +96,7 @@ func (s *server) newWatchStream(w http.ResponseWriter, rc *http.ResponseControll
 		lastRV:  max(watcher.StartRV(), start.fromRV),
 		cacheRV: t.cache.RV,
 		proto:   t.proto,
+		view:    t.view,
 	}
 	ws.startRV = ws.lastRV
 	if tbl != nil {
@@ -152,6 +153,8 @@ type watchStream struct {
 	protoFrames bool
 	// proto encodes frames in protobuf; nil for JSON.
 	proto *encode.Protobuf
+	// view shows the caller the events' objects; nil shows them as cached.
+	view ObjectView
 }
 
 // run writes the initial events, then live events and bookmarks until the
@@ -227,6 +230,7 @@ func (ws *watchStream) write(ev versioncache.Event) error {
 	if ev.Object == nil {
 		return nil
 	}
+	ev = seeEvent(ws.view, ev)
 	if ws.table != nil {
 		return ws.table.Write(ws.out, ev.Type, ev.Object.Raw, ev.Object.RV, false)
 	}

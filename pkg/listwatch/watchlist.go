@@ -101,5 +101,5 @@ func (ws *watchStream) writeInitialEvent(ev *versioncache.Event) error {
 		return ws.write(*ev)
 	}
 	ws.lastRV = max(ws.lastRV, ev.RV)
-	return ws.proto.WriteObjectFrame(ws.out, ev.Object, ev.Type)
+	return ws.proto.WriteObjectFrame(ws.out, seeObject(ws.view, ev.Object), ev.Type)
 }

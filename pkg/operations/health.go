@@ -29,6 +29,13 @@ const (
 	storeProbeKey = "health/write-probe"
 )
 
+// Note is an informational /readyz line, which never fails readiness;
+// ok false leaves it out.
+type Note func() (name, info string, ok bool)
+
+// AddNote adds n to /readyz. Call it before serving.
+func (o *View) AddNote(n Note) { o.notes = append(o.notes, n) }
+
 // check is one line of /livez or /readyz.
 type check struct {
 	name string
@@ -113,6 +120,11 @@ func (o *View) readinessChecks(ctx context.Context) []check {
 	}
 	if !o.sealed {
 		checks = append(checks, check{name: "encryption-key", note: true, info: atrest.NoKeyNote})
+	}
+	for _, n := range o.notes {
+		if name, info, ok := n(); ok {
+			checks = append(checks, check{name: name, info: info, note: true})
+		}
 	}
 	for i, r := range o.res {
 		if r.ForPods && !o.caches[i].Ready() {

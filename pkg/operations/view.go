@@ -64,6 +64,9 @@ type View struct {
 	// holdings are the resources held for pods; nil when none. Set
 	// before serving, then read-only.
 	holdings *forpods.Holdings
+	// notes add informational /readyz lines; set by AddNote before
+	// serving, then read-only.
+	notes []Note
 
 	// syncExited counts sync loops that returned before shutdown.
 	syncExited atomic.Int32
