@@ -59,9 +59,9 @@ type config struct {
 	// Secrets and stored tokens; empty keeps tokens in memory only.
 	EncryptionKeyFile string `mapstructure:"encryption-key-file"`
 
-	doorsConfig   `mapstructure:",squash"`
-	forPodsConfig `mapstructure:",squash"`
-		bootstrapConfig `mapstructure:",squash"`
+	doorsConfig     `mapstructure:",squash"`
+	forPodsConfig   `mapstructure:",squash"`
+	bootstrapConfig `mapstructure:",squash"`
 }
 
 // resourceConfig is one entry of the resources list. Selectors may use

@@ -93,7 +93,7 @@ type rig struct {
 	syncs  atomic.Int32 // Sync calls
 	// stuck makes the fake sync never serve, as a cloud that never
 	// answers the first list.
-	stuck bool
+	stuck  bool
 	minted chan auth.Pod
 	cancel context.CancelFunc
 	done   chan struct{}
