@@ -3,6 +3,7 @@
 package e2e
 
 import (
+	"errors"
 	"fmt"
 	"net/http"
 	"strings"
@@ -122,29 +123,35 @@ func checkProxyPodDeleted(t *testing.T, c *framework.Cluster, f heldFixture, dns
 	if err := c.HollowProxyProcess().Kill(); err != nil {
 		t.Fatalf("stop kube-proxy: %v", err)
 	}
-	_, err := eventually(ctx, holdingDropDeadline, func() (string, error) {
-		if got, _ := metricValue(t, c, seriesPodHeld); got != before-1 {
-			return "", fmt.Errorf("%s: got %v, want %v", seriesPodHeld, got, before-1)
-		}
-		if line := readyzLine(readyzVerbose(t, c), readyServiceCIDRs); strings.Contains(line, "held for") {
-			return "", fmt.Errorf("/readyz?verbose still says %q", line)
-		}
-		if hits := filesContaining(t, dataDir(c), []byte(cidrMarker)); len(hits) > 0 {
-			return "", fmt.Errorf("the ServiceCIDR's marker is still in %v", hits)
-		}
-		return "", nil
-	})
+	_, err := eventually(ctx, holdingDropDeadline, func() (string, error) { return "", proxyHoldingsDropped(t, c, before) })
 	if err != nil {
 		t.Errorf("%d s after the kube-proxy pod was deleted: %v", int(time.Since(start).Seconds()), err)
 	}
-	line := readyzLine(readyzVerbose(t, c), readyEndpointSlices)
+	waitResolves(t, c, dns, f)
+}
+
+// proxyHoldingsDropped says what still differs from the state after the
+// kube-proxy pod left: before-1 resources held, ServiceCIDRs not held and
+// not on disk, EndpointSlices held for CoreDNS alone and on disk.
+func proxyHoldingsDropped(t *testing.T, c *framework.Cluster, before float64) error {
+	if got, ok := metricValue(t, c, seriesPodHeld); !ok || got != before-1 {
+		return fmt.Errorf("%s: got %v (present %v), want %v", seriesPodHeld, got, ok, before-1)
+	}
+	body := readyzVerbose(t, c)
+	if line := readyzLine(body, readyServiceCIDRs); strings.Contains(line, "held for") {
+		return fmt.Errorf("/readyz?verbose still says %q", line)
+	}
+	if hits := filesContaining(t, dataDir(c), []byte(cidrMarker)); len(hits) > 0 {
+		return fmt.Errorf("the ServiceCIDR's marker is still in %v", hits)
+	}
+	line := readyzLine(body, readyEndpointSlices)
 	if !strings.Contains(line, "held for") || !strings.Contains(line, dnsHolder) || strings.Contains(line, proxyHolder) {
-		t.Errorf("/readyz?verbose for EndpointSlices after the kube-proxy pod left: got %q, want held for %s alone", line, dnsHolder)
+		return fmt.Errorf("/readyz?verbose for EndpointSlices: got %q, want held for %s alone", line, dnsHolder)
 	}
 	if hits := filesContaining(t, dataDir(c), []byte(sliceMarker)); len(hits) == 0 {
-		t.Errorf("the EndpointSlice CoreDNS still reads left the data dir, want it kept")
+		return errors.New("the EndpointSlice CoreDNS still reads is in no file under the data dir, want it kept")
 	}
-	waitResolves(t, c, dns, f)
+	return nil
 }
 
 // readyzVerbose returns the edge's /readyz?verbose text, ready or not.

@@ -64,6 +64,9 @@ func TestSystemComponentsHeldForPods(t *testing.T) {
 	t.Run("reboot with the cloud stopped", func(t *testing.T) {
 		c.StopCloud()
 		for _, p := range []*framework.Process{c.HollowProxyProcess(), c.CoreDNSProcess()} {
+			if p == nil {
+				continue // the online part stopped before starting it
+			}
 			if err := p.Kill(); err != nil {
 				t.Fatalf("kill %s: %v", p.Name, err)
 			}
@@ -71,7 +74,7 @@ func TestSystemComponentsHeldForPods(t *testing.T) {
 		c.KillEdge()
 		c.StartEdge()
 		c.StartHollowProxy(proxyKubeconfig)
-		c.StartCoreDNS(dnsKubeconfig)
+		dns = c.StartCoreDNS(dnsKubeconfig)
 		t.Run("kube-proxy syncs", func(t *testing.T) { waitProxySynced(t, c, f) })
 		t.Run("CoreDNS resolves", func(t *testing.T) { waitResolves(t, c, dns, f) })
 		t.Run("tenant gets 403", func(t *testing.T) { checkTenantRefused(t, c, f.tenantToken) })
