@@ -161,11 +161,18 @@ func readyzVerbose(t *testing.T, c *framework.Cluster) string {
 	return string(body)
 }
 
-// readyzLine returns the /readyz?verbose line of resource's cache, or "".
+// readyzHeldChecks are the /readyz?verbose checks that say for whom a
+// resource is held, as "<check>:<resource> ...".
+var readyzHeldChecks = []string{"held-for-pods:", "cache:"}
+
+// readyzLine returns the /readyz?verbose line saying whether resource is
+// held for pods, or "".
 func readyzLine(body, resource string) string {
 	for line := range strings.Lines(body) {
-		if _, rest, ok := strings.Cut(line, "cache:"); ok && strings.HasPrefix(rest, resource+" ") {
-			return strings.TrimSpace(line)
+		for _, check := range readyzHeldChecks {
+			if _, rest, ok := strings.Cut(line, check); ok && strings.HasPrefix(rest, resource+" ") {
+				return strings.TrimSpace(line)
+			}
 		}
 	}
 	return ""
