@@ -60,9 +60,9 @@ func checkOneCloudWatch(t *testing.T, c *framework.Cluster, resource string, sin
 }
 
 // checkHeldOnline wants /readyz?verbose to name the holders of each
-// resource of heldOnline and none for services (the node's own set may
-// have no such line at all), the held count to match, and the fixture's
-// markers on disk.
+// resource of heldOnline and none for services (the node's own, which
+// has no such check), the held count to match, and the fixture's markers
+// on disk.
 func checkHeldOnline(t *testing.T, c *framework.Cluster) {
 	t.Helper()
 	body := readyzVerbose(t, c)
@@ -161,18 +161,16 @@ func readyzVerbose(t *testing.T, c *framework.Cluster) string {
 	return string(body)
 }
 
-// readyzHeldChecks are the /readyz?verbose checks that say for whom a
-// resource is held, as "<check>:<resource> ...".
-var readyzHeldChecks = []string{"held-for-pods:", "cache:"}
+// readyzHeldCheck is the /readyz?verbose check that says for whom a
+// resource that may be held for pods is held, as "<check><resource> ...".
+const readyzHeldCheck = "held-for-pods:"
 
 // readyzLine returns the /readyz?verbose line saying whether resource is
 // held for pods, or "".
 func readyzLine(body, resource string) string {
 	for line := range strings.Lines(body) {
-		for _, check := range readyzHeldChecks {
-			if _, rest, ok := strings.Cut(line, check); ok && strings.HasPrefix(rest, resource+" ") {
-				return strings.TrimSpace(line)
-			}
+		if _, rest, ok := strings.Cut(line, readyzHeldCheck); ok && strings.HasPrefix(rest, resource+" ") {
+			return strings.TrimSpace(line)
 		}
 	}
 	return ""
