@@ -74,8 +74,9 @@ test-unit: lint
 
 # The end-to-end suite, the differential conformance suite and the benchmark
 # harness's smoke runs (TestBenchSmoke, TestBenchFleetSmoke; TestBench and
-# TestBenchFleet themselves skip without BENCH_REPORT, BENCH_FLEET_REPORT) run against a real etcd, kube-apiserver, kubectl and hollow
-# kubelet built from Go modules (cached after the first build).
+# TestBenchFleet themselves skip without BENCH_REPORT, BENCH_FLEET_REPORT) run against a real etcd, kube-apiserver, kubectl, kubemark
+# (hollow kubelet and kube-proxy) and CoreDNS built from Go modules (cached
+# after the first build).
 tools:
 	@test/tools/build.sh >/dev/null
 

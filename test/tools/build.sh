@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
 # Builds the real control plane and clients the e2e tests run against:
-# etcd, kube-apiserver, kubectl and kubemark, from the wrapper modules next to
-# this script, using only the Go toolchain and the module proxy.
+# etcd, kube-apiserver, kubectl and kubemark (a hollow kubelet or
+# kube-proxy), and CoreDNS, from the wrapper modules next to this script,
+# using only the Go toolchain and the module proxy.
 #
 # Binaries are cached per version under
 #   ${APISERVER_LITE_TOOLS_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/apiserver-lite/tools}/<version>/
 # and each is built only when missing, so only the first run pays for the
-# build (several minutes for kube-apiserver). Each binary is built under a
+# build (several minutes for kube-apiserver). CoreDNS, whose version the
+# dir name does not carry, is built as coredns-<version> and linked as
+# coredns. Each binary is built under a
 # temporary name and renamed into place, so an interrupted build never leaves
 # a truncated binary behind.
 #
@@ -44,6 +47,7 @@ module_version() {
 
 etcd_version="$(module_version "$here/etcd/go.mod" go.etcd.io/etcd/server/v3)"
 kube_version="$(module_version "$here/kubernetes/go.mod" k8s.io/kubernetes)"
+coredns_version="$(module_version "$here/coredns/go.mod" github.com/coredns/coredns)"
 platform="$(go env GOOS)-$(go env GOARCH)"
 version="kubernetes-${kube_version}_etcd-${etcd_version}_${platform}"
 tools_dir="${APISERVER_LITE_TOOLS_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/apiserver-lite/tools}"
@@ -98,6 +102,10 @@ build_one etcd go.etcd.io/etcd/server/v3 etcd
 build_one kubernetes k8s.io/kubernetes/cmd/kube-apiserver kube-apiserver -ldflags "$kube_ldflags"
 build_one kubernetes k8s.io/kubernetes/cmd/kubectl kubectl -ldflags "$kube_ldflags"
 build_one kubernetes k8s.io/kubernetes/cmd/kubemark kubemark -ldflags "$kube_ldflags"
+# The cache key above names Kubernetes and etcd only; CoreDNS carries its
+# version in its file name, and coredns points at the one go.mod pins.
+build_one coredns github.com/coredns/coredns "coredns-$coredns_version"
+ln -sfn "coredns-$coredns_version" "$bin_dir/coredns"
 
 if $upstream_e2e; then
 	# A lock of its own, so the long e2e.test build does not hold up runs

@@ -14,8 +14,8 @@ import (
 
 // Environment variables that locate the binaries under test.
 const (
-	// EnvToolsBin names the dir with etcd, kube-apiserver, kubectl and
-	// kubemark, as printed by test/tools/build.sh.
+	// EnvToolsBin names the dir with etcd, kube-apiserver, kubectl,
+	// kubemark and coredns, as printed by test/tools/build.sh.
 	EnvToolsBin = "APISERVER_LITE_TOOLS_BIN"
 	// EnvEdgeBin names the apiserver-lite binary. When unset, the framework
 	// builds ./cmd/apiserver-lite once per test binary.
@@ -30,6 +30,9 @@ type Binaries struct {
 	KubeAPIServer string
 	Kubectl       string
 	Kubemark      string
+	// CoreDNS is checked only when a test starts it (StartCoreDNS), so
+	// the other tests run on a tools dir built before it was added.
+	CoreDNS       string
 	APIServerLite string
 }
 
@@ -64,6 +67,7 @@ func LocateBinaries() (Binaries, error) {
 		KubeAPIServer: filepath.Join(dir, "kube-apiserver"),
 		Kubectl:       filepath.Join(dir, "kubectl"),
 		Kubemark:      filepath.Join(dir, "kubemark"),
+		CoreDNS:       filepath.Join(dir, "coredns"),
 	}
 	for _, path := range []string{b.Etcd, b.KubeAPIServer, b.Kubectl, b.Kubemark} {
 		if err := checkExecutable(path); err != nil {

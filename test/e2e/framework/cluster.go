@@ -102,6 +102,11 @@ type Cluster struct {
 	apiserver *Process
 	edge      *Process
 	kubemark  *Process
+	// proxy is the hollow kube-proxy and coredns CoreDNS, nil until
+	// started; corednsAddr is CoreDNS's address, fixed at its first start.
+	proxy       *Process
+	coredns     *Process
+	corednsAddr string
 	// link is the edge's cloud link proxy; nil unless Options.EdgeLink.
 	link *linkProxy
 	// gate is the edge's overload gate; nil unless Options.OverloadGate.
