@@ -203,18 +203,25 @@ func (h *heldRun) side(ctx context.Context, base *rest.Config, who func(framewor
 			}
 		}
 		time.Sleep(h.cfg.Settle)
-		s := heldSide{readers: n, synced: h.readers[n-1].synced, start: map[string]int{}}
-		for _, e := range h.c.CloudRequests(func(string) bool { return true }, start, time.Now()) {
-			if who(e) {
-				s.start[requestKey(e)]++
-			}
-		}
+		s := heldSide{readers: n, synced: h.readers[n-1].synced, start: h.requests(who, start, time.Now())}
 		if err := h.window(ctx, &s, who, watches0); err != nil {
 			return out, err
 		}
 		out = append(out, s)
 	}
 	return out, nil
+}
+
+// requests counts the cloud's requests who picks in [start, end) by
+// requestKey.
+func (h *heldRun) requests(who func(framework.AuditEvent) bool, start, end time.Time) map[string]int {
+	out := map[string]int{}
+	for _, e := range h.c.CloudRequests(func(string) bool { return true }, start, end) {
+		if who(e) {
+			out[requestKey(e)]++
+		}
+	}
+	return out
 }
 
 // requestKey names an audited request by verb and resource with its
@@ -258,10 +265,8 @@ func (h *heldRun) window(ctx context.Context, s *heldSide, who func(framework.Au
 	minutes := end.Sub(start).Minutes()
 	s.apiCPU = time.Duration(float64(cpu1-cpu0) / minutes)
 	s.perMin = map[string]float64{}
-	for _, e := range h.c.CloudRequests(func(string) bool { return true }, start, end) {
-		if who(e) {
-			s.perMin[requestKey(e)] += 1 / minutes
-		}
+	for k, n := range h.requests(who, start, end) {
+		s.perMin[k] = float64(n) / minutes
 	}
 	if s.watches, err = openWatches(ctx, h.c); err != nil {
 		return err
