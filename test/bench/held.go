@@ -61,6 +61,9 @@ type heldResults struct {
 	// base is apiserver-lite before any component read, afterSync right
 	// after the first one synced (EndpointSlices just held).
 	base, afterSync heldMemory
+	// heldResources is apiserver-lite's count of resources held for pods
+	// once the first component synced.
+	heldResources int
 	// lite and direct are one reader, then heldReaders readers.
 	lite, direct []heldSide
 	reached      []string
@@ -159,6 +162,9 @@ func (h *heldRun) liteSide(ctx context.Context, res *heldResults) error {
 	}
 	afterFirst := func() error {
 		var err error
+		if res.heldResources, err = heldResources(ctx, h.c.EdgeURL); err != nil {
+			return err
+		}
 		res.afterSync, err = h.liteMemory(ctx)
 		return err
 	}

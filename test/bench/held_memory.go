@@ -19,6 +19,38 @@ const heapAfterGC = "/debug/pprof/heap?gc=1&debug=1"
 // heapAllocLine starts the trailer's line of the live heap in bytes.
 const heapAllocLine = "# HeapAlloc = "
 
+// seriesPodHeld is apiserver-lite's gauge of resources held for pods.
+const seriesPodHeld = "apiserver_lite_pod_held_resources"
+
+// heldResources reads how many resources apiserver-lite at base holds for
+// the node's pods, from its /metrics.
+func heldResources(ctx context.Context, base string) (int, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+"/metrics", nil)
+	if err != nil {
+		return 0, err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return 0, fmt.Errorf("apiserver-lite metrics: %w", err)
+	}
+	defer resp.Body.Close()
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
+	for sc.Scan() {
+		if v, ok := strings.CutPrefix(sc.Text(), seriesPodHeld+" "); ok {
+			n, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+			if err != nil {
+				return 0, fmt.Errorf("apiserver-lite metrics %q: %w", sc.Text(), err)
+			}
+			return int(n), nil
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return 0, fmt.Errorf("apiserver-lite metrics: %w", err)
+	}
+	return 0, fmt.Errorf("apiserver-lite metrics: no %s", seriesPodHeld)
+}
+
 // liteMemory reads apiserver-lite's VmRSS and VmHWM, its live heap right
 // after a collection, and its data dir's size.
 func (h *heldRun) liteMemory(ctx context.Context) (heldMemory, error) {

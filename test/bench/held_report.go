@@ -31,8 +31,8 @@ func (r *heldResults) writeMarkdown(w io.Writer) {
 		c.Services, r.services, r.slices, heldEndpoints, r.sliceJSON, r.seedTook.Round(100*time.Millisecond))
 	fmt.Fprintf(&b, "- Components: client-go informers of services and EndpointSlices as kube-proxy runs them (protobuf, its label selector), each on a token bound to its own pod on the node: %s. Through apiserver-lite's authenticated door the first starts holding EndpointSlices; then the same components read kube-apiserver directly on the same tokens.\n",
 		componentNames())
-	fmt.Fprintf(&b, "- Each window: %s of %d EndpointSlice updates a second, after %s of settling. Cloud requests from kube-apiserver's audit log (through apiserver-lite: the node's and the service accounts' requests; direct: the components' own), open watches from its `/metrics` (`apiserver_longrunning_requests`, above the count before the side's first component), apiserver-lite's live heap from `/debug/pprof/heap?gc=1` (HeapAlloc right after a collection).\n",
-		c.Window, c.UpdatesPerSec, c.Settle)
+	fmt.Fprintf(&b, "- Each window: %.0f s of %d EndpointSlice updates a second, after %.0f s of settling. Cloud requests from kube-apiserver's audit log (through apiserver-lite: the node's and the service accounts' requests; direct: the components' own), open watches from its `/metrics` (`apiserver_longrunning_requests`, above the count before the side's first component), apiserver-lite's live heap from `/debug/pprof/heap?gc=1` (HeapAlloc right after a collection).\n",
+		c.Window.Seconds(), c.UpdatesPerSec, c.Settle.Seconds())
 	fmt.Fprintf(&b, "- Steps reached: %s.\n\n", strings.Join(r.reached, ", "))
 	if r.stopped != nil {
 		fmt.Fprintf(&b, "**The run stopped:** %v\n\n", r.stopped)
@@ -59,7 +59,8 @@ func (r *heldResults) writeMemory(b *bytes.Buffer) {
 	points := []struct {
 		name string
 		m    heldMemory
-	}{{"before any component (services held for the node)", r.base}, {"the first component synced: EndpointSlices held", r.afterSync}}
+	}{{"before any component (services held for the node)", r.base},
+		{fmt.Sprintf("the first component synced: EndpointSlices held (`%s` %d)", seriesPodHeld, r.heldResources), r.afterSync}}
 	for _, s := range r.lite {
 		points = append(points, struct {
 			name string
@@ -112,8 +113,8 @@ func (r *heldResults) writeCloud(b *bytes.Buffer) {
 		return fmt.Sprintf("%d, %s", s.updates, verdict(s.delivered))
 	})
 	l, d := r.lite, r.direct
-	fmt.Fprintf(b, "\nComponents 2 to %d added %d open watches at the cloud through apiserver-lite and %d reading it directly; they started with %d cloud requests through apiserver-lite (its authorization of their own identities) and %d directly.\n",
-		heldReaders, l[1].watches-l[0].watches, d[1].watches-d[0].watches, total(l[1].start), total(d[1].start))
+	fmt.Fprintf(b, "\nThe %d components after the first added %d open watches at the cloud through apiserver-lite and %d reading it directly; they started with %d cloud requests through apiserver-lite (its authorization of their own identities) and %d directly.\n",
+		heldReaders-1, l[1].watches-l[0].watches, d[1].watches-d[0].watches, total(l[1].start), total(d[1].start))
 }
 
 // keysOf returns the sorted union of the sides' keys.
@@ -161,8 +162,9 @@ func (r *heldResults) check() []error {
 		fail("%d windows through apiserver-lite and %d direct, want %d each", len(r.lite), len(r.direct), heldReaders-1)
 		return errs
 	}
-	if r.lite[0].start["watch endpointslices"] < 1 {
-		fail("through apiserver-lite: the first component's start made no cloud watch of endpointslices (%v): nothing held", r.lite[0].start)
+	if r.heldResources != 1 || r.lite[0].start["watch endpointslices"] < 1 {
+		fail("through apiserver-lite: after the first component synced, %s is %d and its start made %d cloud watches of endpointslices, want 1 and at least 1: nothing held",
+			seriesPodHeld, r.heldResources, r.lite[0].start["watch endpointslices"])
 	}
 	for _, way := range []struct {
 		name  string

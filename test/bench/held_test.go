@@ -69,7 +69,7 @@ func soundHeld() *heldResults {
 			perMin: map[string]float64{}, watches: 1, apiCPU: time.Second, apiRSS: mib, lite: mem,
 			updates: 5, delivered: true, holds: [2]int{21, 20}}
 	}
-	return &heldResults{cfg: heldSmokeConfig(), services: 21, slices: 20, base: mem, afterSync: mem,
+	return &heldResults{cfg: heldSmokeConfig(), services: 21, slices: 20, base: mem, afterSync: mem, heldResources: 1,
 		lite: []heldSide{side(1), side(heldReaders)}, direct: []heldSide{side(1), side(heldReaders)}}
 }
 
@@ -82,7 +82,8 @@ func TestHeldCheck(t *testing.T) {
 		want   string
 	}{
 		{"sound", func(*heldResults) {}, ""},
-		{"nothing held", func(r *heldResults) { r.lite[0].start = map[string]int{} }, "nothing held"},
+		{"no cloud watch", func(r *heldResults) { r.lite[0].start = map[string]int{} }, "nothing held"},
+		{"forwarded, not held", func(r *heldResults) { r.heldResources = 0 }, "nothing held"},
 		{"no heap", func(r *heldResults) { r.afterSync.heap = 0 }, "figure missing"},
 		{"no watches", func(r *heldResults) { r.direct[1].watches = 0 }, "open watches"},
 		{"update missed", func(r *heldResults) { r.lite[1].delivered = false }, "saw them: false"},
