@@ -10,9 +10,19 @@
 // pods of about 8 KB and 2,000 configmaps; 10: 50,000 objects) and
 // BENCH_ROUNDS sets how many alternating rounds each figure gets.
 //
+// TestBenchHeld, also run by `make bench`, measures what holding a
+// resource for the node's pods costs: BENCH_SCALE times 1,000 services
+// and EndpointSlices, apiserver-lite on the node's credentials, and
+// components reading services and EndpointSlices on pod-bound tokens,
+// first through its authenticated door (the first starts holding
+// EndpointSlices), then straight against the cloud. It reports
+// apiserver-lite's memory and the cloud's requests and watches in its own
+// generated section of the same report; TestBenchHeldSmoke runs it on 20
+// services in `make test`.
+//
 // TestBenchSmoke runs the same harness on a tiny data set for one round in
 // `make test`, and fails when a figure is missing or the two servers
 // disagree on what they serve, so the harness cannot rot.
 //
-// Both need the e2e binaries; see package framework.
+// All need the e2e binaries; see package framework.
 package bench

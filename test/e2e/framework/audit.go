@@ -28,11 +28,13 @@ type AuditEvent struct {
 	Stage      string `json:"stage"`
 	Verb       string `json:"verb"`
 	RequestURI string `json:"requestURI"`
+	UserAgent  string `json:"userAgent"`
 	User       struct {
 		Username string `json:"username"`
 	} `json:"user"`
 	ObjectRef *struct {
-		Resource string `json:"resource"`
+		Resource    string `json:"resource"`
+		Subresource string `json:"subresource"`
 	} `json:"objectRef"`
 	ResponseStatus *struct {
 		Code int `json:"code"`
@@ -47,6 +49,14 @@ func (e AuditEvent) Resource() string {
 		return ""
 	}
 	return e.ObjectRef.Resource
+}
+
+// Subresource is the audited request's subresource, empty for none.
+func (e AuditEvent) Subresource() string {
+	if e.ObjectRef == nil {
+		return ""
+	}
+	return e.ObjectRef.Subresource
 }
 
 // auditArgs writes the audit policy and returns the kube-apiserver flags
