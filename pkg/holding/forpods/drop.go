@@ -10,11 +10,10 @@ import (
 // scrubs the deleted bytes from the write-ahead log. h.dropping is set.
 func (m *Holdings) drop(ctx context.Context, h *holding) {
 	m.mu.Lock()
-	w := h.run
-	h.run = nil
+	stopLocked(h)
+	w := h.last
 	m.mu.Unlock()
 	if w != nil {
-		w.cancel()
 		<-w.done
 	}
 	err := m.dropState(ctx, h)

@@ -20,9 +20,10 @@ const (
 	// long enough for a few thousand objects, short enough that a client's
 	// informer does not time out.
 	firstListWait = 5 * time.Second
-	// dropGrace is how long a holding outlives its last owner: a
-	// DaemonSet's replacement pod reads again within it, and it still
-	// drops the data well inside a minute.
+	// dropGrace is how long a holding's data outlives its last owner (its
+	// sync stops at once): a DaemonSet's replacement pod reads again
+	// within it and resumes from the watermark, and the data is still
+	// dropped well inside a minute.
 	dropGrace = 20 * time.Second
 )
 
@@ -65,9 +66,13 @@ type holding struct {
 	Held
 	// Guarded by Holdings.mu:
 	owners map[string]auth.Pod // by pod UID
-	run    *worker             // the running sync; nil when not held
-	// orphaned is when the last owner left while run was set; zero
-	// while owned.
+	run    *worker             // the running sync; nil when not syncing
+	// last is the most recently started sync, running or stopping; a new
+	// one starts only once it has ended. nil before the first.
+	last *worker
+	// orphaned is when the last owner left while the resource was held;
+	// zero while owned or not held. The sync stops then; the data stays
+	// for dropGrace.
 	orphaned time.Time
 	// dropping is set while a drop is in progress: nothing restarts it.
 	dropping bool

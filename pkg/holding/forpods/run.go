@@ -79,15 +79,13 @@ func (m *Holdings) stopAll() {
 	defer m.mu.Unlock()
 	m.runCtx = nil
 	for _, h := range m.byGVR {
-		if h.run != nil {
-			h.run.cancel()
-			h.run = nil
-		}
+		stopLocked(h)
 	}
 }
 
-// reconcile removes owners that left the node, drops holdings orphaned
-// for dropGrace (and stored state no owner holds), and starts owned ones.
+// reconcile removes owners that left the node, stops the sync of a
+// holding whose last owner left and drops it dropGrace later (stored
+// state no owner holds too), and starts owned holdings.
 func (m *Holdings) reconcile(ctx context.Context) {
 	var drop []*holding
 	m.mu.Lock()
@@ -103,13 +101,12 @@ func (m *Holdings) reconcile(ctx context.Context) {
 				h.dropping = true
 				drop = append(drop, h)
 			}
-		case h.run == nil && h.Cache.Ready(): // state stored, owner gone
-			h.dropping = true
-			drop = append(drop, h)
-		case h.run != nil && h.orphaned.IsZero():
+		case h.run == nil && !h.Cache.Ready(): // not held
+		case h.orphaned.IsZero():
 			h.orphaned = now
-		case h.run != nil && now.Sub(h.orphaned) >= dropGrace:
-			h.dropping = true
+			stopLocked(h)
+		case now.Sub(h.orphaned) >= dropGrace:
+			h.dropping, h.orphaned = true, time.Time{}
 			drop = append(drop, h)
 		}
 	}

@@ -27,6 +27,9 @@ func TestDepartureDropsAfterGrace(t *testing.T) {
 	if !r.caches[slicesGVR].Ready() {
 		t.Fatalf("got the holding dropped within its grace, want it kept")
 	}
+	if got := r.m.Report()[1]; got.Resource != key || got.Held {
+		t.Fatalf("got %+v within the grace, want %s's sync stopped", got, key)
+	}
 	r.clock.Step(dropGrace)
 	eventually(t, "the drop", func() bool { return !r.caches[slicesGVR].Ready() })
 	r.store.mu.Lock()
@@ -60,11 +63,34 @@ func TestRestartResumesStoredHoldings(t *testing.T) {
 	third.caches[slicesGVR].Replace(nil, 100) // restored from the store
 	third.start(t)
 	eventually(t, "the orphaned state to be dropped", func() bool {
+		third.clock.Step(dropGrace)
 		store.mu.Lock()
 		defer store.mu.Unlock()
 		return slices.Contains(store.dropped, third.m.byGVR[slicesGVR].Resource.Key())
 	})
 	if third.syncs.Load() != 0 {
 		t.Errorf("got %d syncs without an owner on the node, want 0", third.syncs.Load())
+	}
+}
+
+// A new owner within the grace resumes the holding; nothing is dropped.
+func TestNewOwnerWithinGraceResumes(t *testing.T) {
+	r := newRig(t, 16, newMemStore(), proxyPod, dnsPod)
+	r.start(t)
+	eventually(t, "Run to start", func() bool { r.m.mu.Lock(); defer r.m.mu.Unlock(); return r.m.runCtx != nil })
+	r.m.Authorized(context.Background(), proxyPod, listAll(slicesGVR))
+	r.deletePod(t, proxyPod)
+	eventually(t, "the sync to stop", func() bool { return !r.m.Report()[1].Held })
+	r.m.Authorized(context.Background(), dnsPod, listAll(slicesGVR))
+	eventually(t, "a second sync", func() bool { return r.syncs.Load() == 2 })
+	r.clock.Step(2 * dropGrace)
+	r.m.reconcile(context.Background())
+	if got := r.syncs.Load(); got != 2 || !r.m.Report()[1].Held || !r.caches[slicesGVR].Ready() {
+		t.Errorf("got %d syncs, report %+v, want the holding resumed by a second sync", got, r.m.Report()[1])
+	}
+	r.store.mu.Lock()
+	defer r.store.mu.Unlock()
+	if len(r.store.dropped) != 0 {
+		t.Errorf("got %v dropped, want nothing", r.store.dropped)
 	}
 }

@@ -44,15 +44,28 @@ func (m *Holdings) startLocked(h *holding) {
 	ctx, cancel := context.WithCancel(m.runCtx)
 	tokens := &podTokens{m: m, h: h}
 	w := &worker{cancel: cancel, done: make(chan struct{}), tokens: tokens}
-	h.run = w
+	prev := h.last
+	h.run, h.last = w, w
 	ts := transport.NewCachedTokenSource(tokens)
 	m.log.Info("holding for pods", "resource", h.Resource.Key(), "for", serviceAccountsLocked(h))
 	m.wg.Go(func() {
 		defer close(w.done)
+		if prev != nil {
+			<-prev.done // one sync of a resource at a time
+		}
 		if err := m.cfg.Sync(ctx, h.Held, ts); err != nil && ctx.Err() == nil {
 			m.log.Error("sync of a resource held for pods stopped", "resource", h.Resource.Key(), "err", err)
 		}
 	})
+}
+
+// stopLocked stops h's sync, if running, without waiting for it to end.
+// Holdings.mu must be held.
+func stopLocked(h *holding) {
+	if h.run != nil {
+		h.run.cancel()
+		h.run = nil
+	}
 }
 
 // runningLocked counts the holdings running. Holdings.mu must be held.
