@@ -1,0 +1,59 @@
+package operations
+
+import (
+	"bytes"
+	"context"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/apiserver-lite/apiserver-lite/pkg/holding/forpods"
+	"github.com/apiserver-lite/apiserver-lite/pkg/metastore"
+)
+
+// inspect and its table name the service accounts a resource is held for.
+func TestInspectNamesHoldingsForPods(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "state.db")
+	store, err := metastore.Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const held, node = "discovery.k8s.io/v1/endpointslices?forPods=true", "/v1/services"
+	for _, key := range []string{held, node} {
+		if err := store.Apply(ctx, key, nil, 7); err != nil {
+			t.Fatal(err)
+		}
+	}
+	owners := `{"owners":[{"namespace":"kube-system","name":"kube-proxy-a","uid":"u1","serviceAccount":"kube-proxy"},` +
+		`{"namespace":"kube-system","name":"coredns-a","uid":"u2","serviceAccount":"coredns"}]}`
+	if err := store.PutMeta(ctx, forpods.OwnersKey(held), []byte(owners)); err != nil {
+		t.Fatal(err)
+	}
+	if err := store.Close(); err != nil {
+		t.Fatal(err)
+	}
+	doc, err := InspectDataDir(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]ResourceStatus{}
+	for _, r := range doc.Resources {
+		got[r.Key] = r
+	}
+	if r := got[held]; !r.ForPods || !slices.Equal(r.HeldFor, []string{"kube-system/coredns", "kube-system/kube-proxy"}) {
+		t.Errorf("held resource: got %+v, want it held for coredns and kube-proxy", r)
+	}
+	if r := got[node]; r.ForPods || r.HeldFor != nil {
+		t.Errorf("the node's resource: got %+v, want it held for no pod", r)
+	}
+	var b bytes.Buffer
+	if err := RenderTable(&b, doc); err != nil {
+		t.Fatal(err)
+	}
+	want := "endpointslices.discovery.k8s.io  kube-system/coredns,kube-system/kube-proxy"
+	if !strings.Contains(b.String(), "HELD FOR PODS") || !strings.Contains(b.String(), want) {
+		t.Errorf("table:\n%s\nwant a HELD FOR PODS block with %q", b.String(), want)
+	}
+}
