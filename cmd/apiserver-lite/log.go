@@ -1,9 +1,12 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"log/slog"
+	"sync"
+	"sync/atomic"
 
 	"k8s.io/klog/v2"
 )
@@ -26,9 +29,42 @@ func newLogger(w io.Writer, level, format string) (*slog.Logger, error) {
 		return nil, fmt.Errorf("log-format %q: want text or json", format)
 	}
 	logger := slog.New(h)
-	klog.SetSlogLogger(logger)
+	routeKlog(h)
 	return logger, nil
 }
+
+// klogSink is the handler klog writes through: klog's logger is a
+// process-wide global that client-go's goroutines read at any time, so it
+// is set once and only the handler behind it changes (tests start several
+// daemons in one process).
+var (
+	klogSink     = &swapHandler{}
+	klogSinkOnce sync.Once
+)
+
+// routeKlog sends klog's records to h from now on.
+func routeKlog(h slog.Handler) {
+	klogSink.h.Store(&h)
+	klogSinkOnce.Do(func() { klog.SetSlogLogger(slog.New(klogSink)) })
+}
+
+// swapHandler forwards to the handler stored last. Attributes and groups
+// added through it bind to the handler current at that time.
+type swapHandler struct{ h atomic.Pointer[slog.Handler] }
+
+func (s *swapHandler) current() slog.Handler { return *s.h.Load() }
+
+func (s *swapHandler) Enabled(ctx context.Context, l slog.Level) bool {
+	return s.current().Enabled(ctx, l)
+}
+
+func (s *swapHandler) Handle(ctx context.Context, r slog.Record) error {
+	return s.current().Handle(ctx, r)
+}
+
+func (s *swapHandler) WithAttrs(attrs []slog.Attr) slog.Handler { return s.current().WithAttrs(attrs) }
+
+func (s *swapHandler) WithGroup(name string) slog.Handler { return s.current().WithGroup(name) }
 
 // parseLevel parses a log-level value.
 func parseLevel(level string) (slog.Level, error) {
