@@ -1,6 +1,10 @@
 package versioncache
 
-import "k8s.io/apimachinery/pkg/watch"
+import (
+	"errors"
+
+	"k8s.io/apimachinery/pkg/watch"
+)
 
 // maxWatcherBuffer is the most live events a watcher may have queued but
 // not yet read (kube-apiserver sizes its cacher's buffers from 10 to 1000
@@ -185,4 +189,16 @@ func (c *Cache) resumeIndexLocked(fromRV uint64) int {
 		return j
 	}
 	return i
+}
+
+// WatchFromNow returns a watcher of the changes after the cache's current
+// RV, or, when that RV can no longer be watched from (a Replace came in
+// between), one that first sends the current state. It returns ErrClosed
+// after Close, ErrNotReady before Replace.
+func (c *Cache) WatchFromNow(p Predicate) (*Watcher, error) {
+	w, err := c.Watch(c.RV(), false, p)
+	if err == nil || errors.Is(err, ErrClosed) || errors.Is(err, ErrNotReady) {
+		return w, err
+	}
+	return c.Watch(0, true, p)
 }

@@ -2,7 +2,6 @@ package forpods
 
 import (
 	"context"
-	"errors"
 	"time"
 
 	"github.com/apiserver-lite/apiserver-lite/pkg/versioncache"
@@ -40,14 +39,9 @@ func (m *Holdings) Run(ctx context.Context) error {
 	tick := m.cfg.Clock.NewTicker(reconcileEvery)
 	defer tick.Stop()
 	for ctx.Err() == nil {
-		w, err := m.cfg.Pods.Watch(m.cfg.Pods.RV(), false, versioncache.Predicate{})
-		if errors.Is(err, versioncache.ErrClosed) {
-			return nil
-		}
-		if err != nil { // fell behind a Replace: start from now
-			if w, err = m.cfg.Pods.Watch(0, true, versioncache.Predicate{}); err != nil {
-				return nil
-			}
+		w, err := m.cfg.Pods.WatchFromNow(versioncache.Predicate{})
+		if err != nil {
+			return nil // closed
 		}
 		m.follow(ctx, w, tick.C())
 		w.Stop()

@@ -3,7 +3,6 @@ package tokencache
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"log/slog"
 
 	"github.com/apiserver-lite/apiserver-lite/pkg/versioncache"
@@ -26,15 +25,9 @@ func ForgetDeletedPods(ctx context.Context, pods *versioncache.Cache, store Pref
 		return nil // ended or closed before the first sync
 	}
 	for ctx.Err() == nil {
-		w, err := pods.Watch(pods.RV(), false, versioncache.Predicate{})
-		if errors.Is(err, versioncache.ErrClosed) {
-			return nil
-		}
-		if err != nil { // e.g. the watch fell behind a Replace: start from now
-			w, err = pods.Watch(0, true, versioncache.Predicate{})
-			if err != nil {
-				return nil
-			}
+		w, err := pods.WatchFromNow(versioncache.Predicate{})
+		if err != nil {
+			return nil // closed
 		}
 		forgetUntilClosed(ctx, w, store, log)
 		w.Stop()
