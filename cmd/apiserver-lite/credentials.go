@@ -2,7 +2,6 @@ package main
 
 import (
 	"log/slog"
-	"sync"
 	"time"
 
 	"k8s.io/client-go/rest"
@@ -17,18 +16,17 @@ import (
 // default is 5 minutes).
 const certRotationCheck = time.Minute
 
+// client-go's certificate reload interval is a process-wide setting its
+// certificate goroutines read at any time, so it is set before any client
+// exists.
+func init() { transport.CertCallbackRefreshDuration = certRotationCheck }
+
 // useRotatingCredentials makes client certificate files named by the
 // kubeconfig take effect without a restart. client-go reloads them only
 // when the kubeconfig names files (client-certificate and client-key, as
 // a kubelet's kubeconfig does with kubelet-client-current.pem), not when
 // it embeds the data.
-// setRotationCheck sets client-go's certificate reload interval once.
-var setRotationCheck sync.Once
-
 func useRotatingCredentials(c *rest.Config, log *slog.Logger) {
-	// A process-wide setting client-go's certificate goroutines read at
-	// any time: written once (tests start several daemons in one process).
-	setRotationCheck.Do(func() { transport.CertCallbackRefreshDuration = certRotationCheck })
 	switch {
 	case c.CertFile != "" && c.KeyFile != "" && len(c.CertData) == 0 && len(c.KeyData) == 0:
 		log.Info("cloud client certificate is reloaded when its files change", "cert", c.CertFile, "key", c.KeyFile)

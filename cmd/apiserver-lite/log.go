@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"sync"
+	"os"
 	"sync/atomic"
 
 	"k8s.io/klog/v2"
@@ -33,20 +33,20 @@ func newLogger(w io.Writer, level, format string) (*slog.Logger, error) {
 	return logger, nil
 }
 
-// klogSink is the handler klog writes through: klog's logger is a
+// klogSink is the handler klog writes through. klog's logger is a
 // process-wide global that client-go's goroutines read at any time, so it
-// is set once and only the handler behind it changes (tests start several
-// daemons in one process).
-var (
-	klogSink     = &swapHandler{}
-	klogSinkOnce sync.Once
-)
+// is set once, before any client exists, and only the handler behind it
+// changes: each daemon started routes klog into its own logger (tests
+// start several in one process). Until then klog writes text to stderr.
+var klogSink = &swapHandler{}
+
+func init() {
+	routeKlog(slog.NewTextHandler(os.Stderr, nil))
+	klog.SetSlogLogger(slog.New(klogSink))
+}
 
 // routeKlog sends klog's records to h from now on.
-func routeKlog(h slog.Handler) {
-	klogSink.h.Store(&h)
-	klogSinkOnce.Do(func() { klog.SetSlogLogger(slog.New(klogSink)) })
-}
+func routeKlog(h slog.Handler) { klogSink.h.Store(&h) }
 
 // swapHandler forwards to the handler stored last. Attributes and groups
 // added through it bind to the handler current at that time.
