@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/apiserver-lite/apiserver-lite/pkg/door"
 	"github.com/apiserver-lite/apiserver-lite/pkg/kubeconfig"
-	"github.com/apiserver-lite/apiserver-lite/pkg/listwatch/auth"
 	"github.com/apiserver-lite/apiserver-lite/pkg/operations"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
@@ -25,7 +25,7 @@ const nodeUser = "system:node:n1"
 // without a certificate for nodeUser chained to clientCA.
 func startAuthenticatedDoor(t *testing.T, dataDir, clientCA string) *httptest.Server {
 	t.Helper()
-	cfg, _, err := auth.ServerTLS(auth.TLSOptions{DataDir: dataDir, ClientCAFile: clientCA, Host: "n1", DNS: []string{"localhost"}}, time.Now())
+	cfg, _, err := door.ServerTLS(door.TLSOptions{DataDir: dataDir, ClientCAFile: clientCA, Host: "n1", DNS: []string{"localhost"}}, time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,8 +12,8 @@ import (
 	"time"
 
 	"github.com/apiserver-lite/apiserver-lite/pkg/cloudsync"
+	"github.com/apiserver-lite/apiserver-lite/pkg/door"
 	"github.com/apiserver-lite/apiserver-lite/pkg/holding"
-	"github.com/apiserver-lite/apiserver-lite/pkg/listwatch/auth"
 	"github.com/apiserver-lite/apiserver-lite/pkg/metastore"
 	"github.com/apiserver-lite/apiserver-lite/pkg/versioncache"
 	"k8s.io/client-go/rest"
@@ -60,9 +60,9 @@ type doorDeps struct {
 	clusterScope bool
 	// keySealer keeps a generated TLS key sealed on disk; nil without a
 	// state key.
-	keySealer auth.KeySealer
+	keySealer door.KeySealer
 	// holdings hold resources for the node's pods; nil holds none.
-	holdings auth.Holdings
+	holdings door.Holdings
 }
 
 // openDoors listens on the configured doors; on error it closes what it
@@ -75,9 +75,9 @@ func openDoors(cfg config, d doorDeps) (*doorSet, error) {
 		return nil, errors.Join(err, set.close())
 	}
 	if cfg.InsecureListenAddress != "" {
-		lim := auth.NewLimiter(cfg.limits())
+		lim := door.NewLimiter(cfg.limits())
 		ops := d.handler(doorInsecure)
-		h := auth.Insecure(withoutCompression(ops), auth.InsecureConfig{Limiter: lim, Operations: ops})
+		h := door.Insecure(withoutCompression(ops), door.InsecureConfig{Limiter: lim, Operations: ops})
 		if err := set.listen(cfg.InsecureListenAddress, nil, h, lim, d.log, doorInsecure); err != nil {
 			return nil, errors.Join(err, set.close())
 		}
@@ -103,26 +103,26 @@ func openAuthenticated(cfg config, d doorDeps, set *doorSet) error {
 	if err != nil {
 		return err
 	}
-	for _, door := range doors {
-		if door.addr == "" {
+	for _, spec := range doors {
+		if spec.addr == "" {
 			continue
 		}
 		serveTLS := tlsCfg
-		if door.name == doorTLS {
+		if spec.name == doorTLS {
 			serveTLS = podsTLS
 		}
 		sc := chain
-		sc.Limiter = auth.NewLimiter(cfg.limits())
-		sc.Operations = d.handler(door.name)
+		sc.Limiter = door.NewLimiter(cfg.limits())
+		sc.Operations = d.handler(spec.name)
 		h := sc.Operations
-		if door.name == doorLoopback {
+		if spec.name == doorLoopback {
 			h = withoutCompression(h)
 		}
-		if door.name == doorTLS && set.pods.unbound() {
-			set.pending(door.addr, serveTLS, auth.Secure(h, sc), sc.Limiter, d.log)
+		if spec.name == doorTLS && set.pods.unbound() {
+			set.pending(spec.addr, serveTLS, door.Secure(h, sc), sc.Limiter, d.log)
 			continue
 		}
-		if err := set.listen(door.addr, serveTLS, auth.Secure(h, sc), sc.Limiter, d.log, door.name); err != nil {
+		if err := set.listen(spec.addr, serveTLS, door.Secure(h, sc), sc.Limiter, d.log, spec.name); err != nil {
 			return err
 		}
 	}
@@ -142,21 +142,21 @@ func withoutCompression(h http.Handler) http.Handler {
 
 // newChain wires authentication, authorization and forwarding against
 // the cloud, shared by the TLS doors (one cache of reviews and decisions).
-func newChain(cfg config, d doorDeps) (auth.SecureConfig, error) {
-	reviews, err := auth.NewReviewClients(d.cloud)
+func newChain(cfg config, d doorDeps) (door.SecureConfig, error) {
+	reviews, err := door.NewReviewClients(d.cloud)
 	if err != nil {
-		return auth.SecureConfig{}, err
+		return door.SecureConfig{}, err
 	}
-	fwd, err := auth.NewForwarder(d.cloud)
+	fwd, err := door.NewForwarder(d.cloud)
 	if err != nil {
-		return auth.SecureConfig{}, err
+		return door.SecureConfig{}, err
 	}
 	decisions := metaDecisions{d.store}
-	return auth.SecureConfig{
-		Authenticator: auth.NewAuthenticator(auth.AuthenticatorConfig{NodeName: cfg.NodeName,
+	return door.SecureConfig{
+		Authenticator: door.NewAuthenticator(door.AuthenticatorConfig{NodeName: cfg.NodeName,
 			Reviews: reviews.Tokens, Store: decisions, Pods: holding.HeldPod(d.caches),
 			Connected: d.link.Connected, OfflineGrace: cfg.OfflineAuthzGrace, Logger: d.log}),
-		Authorizer: auth.NewAuthorizer(auth.AuthorizerConfig{Reviews: reviews.Access,
+		Authorizer: door.NewAuthorizer(door.AuthorizerConfig{Reviews: reviews.Access,
 			Store: decisions, Connected: d.link.Connected, OfflineGrace: cfg.OfflineAuthzGrace, Logger: d.log}),
 		Forwarder:    fwd,
 		ClusterScope: d.clusterScope,
@@ -165,7 +165,7 @@ func newChain(cfg config, d doorDeps) (auth.SecureConfig, error) {
 }
 
 // listen serves h on addr within lim, with TLS when tlsCfg is set.
-func (s *doorSet) listen(addr string, tlsCfg *tls.Config, h http.Handler, lim *auth.Limiter, log *slog.Logger, name string) error {
+func (s *doorSet) listen(addr string, tlsCfg *tls.Config, h http.Handler, lim *door.Limiter, log *slog.Logger, name string) error {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return fmt.Errorf("listen %s door: %w", name, err)
@@ -185,7 +185,7 @@ func (s *doorSet) listen(addr string, tlsCfg *tls.Config, h http.Handler, lim *a
 }
 
 // newDoorServer is the HTTP server of one door.
-func newDoorServer(h http.Handler, lim *auth.Limiter, log *slog.Logger) *http.Server {
+func newDoorServer(h http.Handler, lim *door.Limiter, log *slog.Logger) *http.Server {
 	return &http.Server{Handler: h, ReadHeaderTimeout: readHeaderTimeout, IdleTimeout: idleTimeout,
 		MaxHeaderBytes: maxHeaderBytes, ConnState: lim.ConnState,
 		ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelDebug)} // failed handshakes are the client's to see

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/apiserver-lite/apiserver-lite/pkg/listwatch/auth"
+	"github.com/apiserver-lite/apiserver-lite/pkg/door"
 	"github.com/spf13/pflag"
 )
 
@@ -46,18 +46,18 @@ func addDoorFlags(fs *pflag.FlagSet) {
 	fs.String("tls-private-key-file", "", "key of tls-cert-file")
 	fs.String("client-ca-file", "",
 		"CA bundle whose client certificates the TLS doors accept (CN is the user, O the groups); empty: the cloud kubeconfig's CA")
-	fs.Duration("offline-authz-grace", auth.DefaultOfflineAuthzGrace,
+	fs.Duration("offline-authz-grace", door.DefaultOfflineAuthzGrace,
 		"how long a stored authorization decision is reused while the cloud cannot be asked")
-	fs.Int("max-connections", auth.DefaultMaxConnections, "open connections per door")
-	fs.Int("max-requests-inflight", auth.DefaultMaxRequestsInflight,
+	fs.Int("max-connections", door.DefaultMaxConnections, "open connections per door")
+	fs.Int("max-requests-inflight", door.DefaultMaxRequestsInflight,
 		"short (not long-running) requests being served per door; one identity gets at most a fair share")
-	fs.Int("max-watches-per-client", auth.DefaultMaxWatchesPerClient,
+	fs.Int("max-watches-per-client", door.DefaultMaxWatchesPerClient,
 		"open long-running requests (watch, log, exec, attach, portforward, proxy) per client identity and door")
 }
 
 func (c doorsConfig) validate(listenAddress string) error {
 	var errs []error
-	if err := auth.CheckListenAddress(c.InsecureListenAddress, c.InsecureAllowRemote); err != nil {
+	if err := door.CheckListenAddress(c.InsecureListenAddress, c.InsecureAllowRemote); err != nil {
 		errs = append(errs, err)
 	}
 	if listenAddress == "" && c.SecureListenAddress == "" && c.InsecureListenAddress == "" {
@@ -78,7 +78,7 @@ func (c doorsConfig) validate(listenAddress string) error {
 	return errors.Join(errs...)
 }
 
-func (c doorsConfig) limits() auth.Limits {
-	return auth.Limits{MaxConnections: c.MaxConnections, MaxRequestsInflight: c.MaxRequestsInflight,
+func (c doorsConfig) limits() door.Limits {
+	return door.Limits{MaxConnections: c.MaxConnections, MaxRequestsInflight: c.MaxRequestsInflight,
 		MaxWatchesPerClient: c.MaxWatchesPerClient}
 }

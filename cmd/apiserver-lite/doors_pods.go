@@ -10,7 +10,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/apiserver-lite/apiserver-lite/pkg/listwatch/auth"
+	"github.com/apiserver-lite/apiserver-lite/pkg/door"
 	"k8s.io/utils/clock"
 )
 
@@ -23,13 +23,13 @@ const bindRetryInterval = 5 * time.Second
 type podsDoor struct {
 	// bootstrap serves the door's CSR-signed certificate; nil without
 	// tls-bootstrap. Set by open, then read-only.
-	bootstrap *auth.BootstrapServing
+	bootstrap *door.BootstrapServing
 	// addr is the door's address; set by open, then read-only.
 	addr  string
 	log   *slog.Logger
 	clock clock.WithTicker
 	// lim caps the door's connections once it listens; set by pending.
-	lim *auth.Limiter
+	lim *door.Limiter
 
 	mu sync.Mutex
 	// bindErr is why addr is not bound; nil once bound. Guarded by mu.
@@ -47,7 +47,7 @@ func (p *podsDoor) open(cfg config, d doorDeps, base *tls.Config) (*tls.Config, 
 	if p.addr == "" {
 		return base, nil
 	}
-	if err := auth.CheckBound(p.addr); errors.Is(err, auth.ErrAddressNotBound) {
+	if err := door.CheckBound(p.addr); errors.Is(err, door.ErrAddressNotBound) {
 		p.bindErr = err
 		d.log.Warn("the pods' door's address is not assigned to any interface: the door opens once it is "+
 			"(e.g. ip addr add 169.254.20.10/32 dev lo)", "address", p.addr, "err", err)
@@ -55,7 +55,7 @@ func (p *podsDoor) open(cfg config, d doorDeps, base *tls.Config) (*tls.Config, 
 	if !cfg.TLSBootstrap {
 		return base, nil
 	}
-	b, err := auth.NewBootstrapServing(auth.BootstrapOptions{Cloud: d.cloud, NodeName: cfg.NodeName, IPs: cfg.bootstrapIPs(),
+	b, err := door.NewBootstrapServing(door.BootstrapOptions{Cloud: d.cloud, NodeName: cfg.NodeName, IPs: cfg.bootstrapIPs(),
 		DataDir: cfg.DataDir, KeySealer: d.keySealer, Lifetime: cfg.TLSBootstrapLifetime, Logger: d.log})
 	if err != nil {
 		return nil, err
@@ -74,7 +74,7 @@ func (p *podsDoor) unbound() bool {
 
 // pending adds the pods' door as a server with no listener yet; serve
 // waits for its address.
-func (s *doorSet) pending(addr string, tlsCfg *tls.Config, h http.Handler, lim *auth.Limiter, log *slog.Logger) {
+func (s *doorSet) pending(addr string, tlsCfg *tls.Config, h http.Handler, lim *door.Limiter, log *slog.Logger) {
 	srv := newDoorServer(h, lim, log)
 	srv.Addr, srv.TLSConfig = addr, tlsCfg
 	s.pods.lim = lim

@@ -4,7 +4,7 @@ import (
 	"context"
 	"errors"
 
-	"github.com/apiserver-lite/apiserver-lite/pkg/listwatch/auth"
+	"github.com/apiserver-lite/apiserver-lite/pkg/door"
 	"github.com/apiserver-lite/apiserver-lite/pkg/metastore"
 )
 
@@ -12,7 +12,7 @@ import (
 // authorization decisions in the metastore's meta table.
 type metaDecisions struct{ store *metastore.Store }
 
-var _ auth.DecisionStore = metaDecisions{}
+var _ door.DecisionStore = metaDecisions{}
 
 func (s metaDecisions) Get(ctx context.Context, key string) ([]byte, bool, error) {
 	v, err := s.store.GetMeta(ctx, key)

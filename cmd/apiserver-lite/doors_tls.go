@@ -9,7 +9,7 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/apiserver-lite/apiserver-lite/pkg/listwatch/auth"
+	"github.com/apiserver-lite/apiserver-lite/pkg/door"
 	"k8s.io/client-go/rest"
 )
 
@@ -23,12 +23,12 @@ const (
 
 // doorsTLS loads or generates the TLS doors' serving certificate and picks
 // their client CA.
-func doorsTLS(cfg config, cloud *rest.Config, sealer auth.KeySealer, log *slog.Logger) (*tls.Config, error) {
+func doorsTLS(cfg config, cloud *rest.Config, sealer door.KeySealer, log *slog.Logger) (*tls.Config, error) {
 	clientCA, err := clientCAFile(cfg, cloud, log)
 	if err != nil {
 		return nil, err
 	}
-	o := auth.TLSOptions{CertFile: cfg.TLSCertFile, KeyFile: cfg.TLSPrivateKeyFile, ClientCAFile: clientCA,
+	o := door.TLSOptions{CertFile: cfg.TLSCertFile, KeyFile: cfg.TLSPrivateKeyFile, ClientCAFile: clientCA,
 		DataDir: cfg.DataDir, Host: cfg.NodeName, DNS: []string{"localhost"},
 		IPs: []net.IP{net.IPv4(127, 0, 0, 1), net.IPv6loopback}, Logger: log, KeySealer: sealer}
 	for _, addr := range []string{cfg.ListenAddress, cfg.SecureListenAddress} {
@@ -38,7 +38,7 @@ func doorsTLS(cfg config, cloud *rest.Config, sealer auth.KeySealer, log *slog.L
 			}
 		}
 	}
-	tlsCfg, caPath, err := auth.ServerTLS(o, time.Now())
+	tlsCfg, caPath, err := door.ServerTLS(o, time.Now())
 	if err != nil {
 		return nil, fmt.Errorf("tls doors: %w", err)
 	}

@@ -6,9 +6,9 @@ import (
 	"log/slog"
 
 	"github.com/apiserver-lite/apiserver-lite/pkg/cloudsync"
+	"github.com/apiserver-lite/apiserver-lite/pkg/door"
 	"github.com/apiserver-lite/apiserver-lite/pkg/holding"
 	"github.com/apiserver-lite/apiserver-lite/pkg/holding/forpods"
-	"github.com/apiserver-lite/apiserver-lite/pkg/listwatch/auth"
 	"github.com/apiserver-lite/apiserver-lite/pkg/metastore"
 	"github.com/apiserver-lite/apiserver-lite/pkg/operations"
 	"github.com/apiserver-lite/apiserver-lite/pkg/versioncache"
@@ -87,7 +87,7 @@ func newHoldings(cfg config, d holdingsDeps) (*forpods.Holdings, error) {
 }
 
 // holdingsOf is h as the doors' interface: nil, not a typed nil, when h is.
-func holdingsOf(h *forpods.Holdings) auth.Holdings {
+func holdingsOf(h *forpods.Holdings) door.Holdings {
 	if h == nil {
 		return nil
 	}

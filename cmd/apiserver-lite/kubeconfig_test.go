@@ -16,8 +16,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/apiserver-lite/apiserver-lite/pkg/door"
 	"github.com/apiserver-lite/apiserver-lite/pkg/kubeconfig"
-	"github.com/apiserver-lite/apiserver-lite/pkg/listwatch/auth"
 	"k8s.io/client-go/tools/clientcmd"
 )
 
@@ -114,7 +114,7 @@ func newKubeconfigEnv(t *testing.T, listen string) kubeconfigEnv {
 // and returns the CA path it reports.
 func (e kubeconfigEnv) mustServe(t *testing.T) string {
 	t.Helper()
-	_, caPath, err := auth.ServerTLS(auth.TLSOptions{DataDir: e.dataDir, Host: "n1", IPs: []net.IP{net.IPv4(127, 0, 0, 1)}}, time.Now())
+	_, caPath, err := door.ServerTLS(door.TLSOptions{DataDir: e.dataDir, Host: "n1", IPs: []net.IP{net.IPv4(127, 0, 0, 1)}}, time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -241,7 +241,7 @@ func TestKubeconfigCertificateAuthorityFlag(t *testing.T) {
 // The CA path the subcommand assumes is where the daemon generates it.
 func TestGeneratedCAPathMatchesTheDaemon(t *testing.T) {
 	dir := t.TempDir()
-	_, caPath, err := auth.ServerTLS(auth.TLSOptions{DataDir: dir, Host: "n1"}, time.Now())
+	_, caPath, err := door.ServerTLS(door.TLSOptions{DataDir: dir, Host: "n1"}, time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,7 +9,7 @@ import (
 	"path/filepath"
 
 	"github.com/apiserver-lite/apiserver-lite/pkg/atrest"
-	"github.com/apiserver-lite/apiserver-lite/pkg/listwatch/auth"
+	"github.com/apiserver-lite/apiserver-lite/pkg/door"
 	"github.com/apiserver-lite/apiserver-lite/pkg/metastore"
 	"github.com/spf13/pflag"
 )
@@ -51,10 +51,10 @@ func cmdRekey(ctx context.Context, args []string, out io.Writer) error {
 	if err = errors.Join(err, st.Close()); err != nil {
 		return fmt.Errorf("rekey: %w", err)
 	}
-	if err := auth.ResealGeneratedKey(*dir, cur.Sealer, next.Sealer); err != nil {
+	if err := door.ResealGeneratedKey(*dir, cur.Sealer, next.Sealer); err != nil {
 		return fmt.Errorf("rekey: the state is re-encrypted, but not the TLS door's generated key (a new certificate and CA will be generated): %w", err)
 	}
-	if err := auth.ResealBootstrapPair(*dir, cur.Sealer, next.Sealer); err != nil {
+	if err := door.ResealBootstrapPair(*dir, cur.Sealer, next.Sealer); err != nil {
 		return fmt.Errorf("rekey: the state is re-encrypted, but not the pods' door's bootstrapped certificate (a new CSR will be sent): %w", err)
 	}
 	_, err = fmt.Fprintf(out, "re-encrypted %s with %s; start the daemon with --encryption-key-file %s, then destroy the old key\n", db, newFile, newFile)

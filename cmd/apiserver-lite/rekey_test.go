@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/apiserver-lite/apiserver-lite/pkg/atrest"
-	"github.com/apiserver-lite/apiserver-lite/pkg/listwatch/auth"
+	"github.com/apiserver-lite/apiserver-lite/pkg/door"
 	"github.com/apiserver-lite/apiserver-lite/pkg/metastore"
 )
 
@@ -72,7 +72,7 @@ func mustGeneratedCert(t *testing.T, data, keyFile string) []byte {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg, _, err := auth.ServerTLS(auth.TLSOptions{DataDir: data, Host: "n1", KeySealer: sealing.Sealer}, time.Now())
+	cfg, _, err := door.ServerTLS(door.TLSOptions{DataDir: data, Host: "n1", KeySealer: sealing.Sealer}, time.Now())
 	if err != nil {
 		t.Fatalf("tls door: %v", err)
 	}

@@ -8,7 +8,7 @@ import (
 
 	"k8s.io/utils/clock"
 
-	"github.com/apiserver-lite/apiserver-lite/pkg/listwatch/auth"
+	"github.com/apiserver-lite/apiserver-lite/pkg/door"
 	"github.com/apiserver-lite/apiserver-lite/pkg/listwatch/tokencache"
 	"github.com/apiserver-lite/apiserver-lite/pkg/metastore"
 )
@@ -20,7 +20,7 @@ const storedPruneInterval = time.Hour
 
 // StoredPruner removes, at start and every storedPruneInterval, the stored
 // token reviews, authorization decisions and TokenRequest answers that can
-// no longer be used (see auth.PruneStored and tokencache.PruneExpired),
+// no longer be used (see door.PruneStored and tokencache.PruneExpired),
 // then scrubs their bytes from the disk.
 func StoredPruner(store *metastore.Store, tokens tokencache.Pruner, clk clock.WithTicker, grace time.Duration, log *slog.Logger) func(context.Context) error {
 	return func(ctx context.Context) error {
@@ -42,7 +42,7 @@ func StoredPruner(store *metastore.Store, tokens tokencache.Pruner, clk clock.Wi
 
 // pruneStored runs one round of StoredPruner.
 func pruneStored(ctx context.Context, store *metastore.Store, tokens tokencache.Pruner, now time.Time, grace time.Duration, log *slog.Logger) error {
-	reviews, err1 := auth.PruneStored(ctx, store, now, grace)
+	reviews, err1 := door.PruneStored(ctx, store, now, grace)
 	answers, err2 := tokencache.PruneExpired(ctx, tokens, now)
 	if reviews+answers == 0 {
 		return errors.Join(err1, err2)

@@ -6,7 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/apiserver-lite/apiserver-lite/pkg/listwatch/auth"
+	"github.com/apiserver-lite/apiserver-lite/pkg/door"
 	"github.com/apiserver-lite/apiserver-lite/pkg/listwatch/tokencache"
 	"github.com/apiserver-lite/apiserver-lite/pkg/metastore"
 	"github.com/apiserver-lite/apiserver-lite/pkg/seal"
@@ -14,7 +14,7 @@ import (
 
 // sealedMetaPrefixes are the meta keys whose values are credentials:
 // stored TokenRequest answers and reviewed tokens.
-var sealedMetaPrefixes = []string{tokencache.Prefix, auth.TokenKeyPrefix}
+var sealedMetaPrefixes = []string{tokencache.Prefix, door.TokenKeyPrefix}
 
 // sealedResource reports whether a stored resource holds Secrets: core
 // v1 secrets, listed or held on demand (its key is "/v1/secrets" with

@@ -8,7 +8,7 @@ import (
 	"slices"
 
 	"github.com/apiserver-lite/apiserver-lite/pkg/cloudsync"
-	"github.com/apiserver-lite/apiserver-lite/pkg/listwatch/auth"
+	"github.com/apiserver-lite/apiserver-lite/pkg/listwatch/caller"
 	"github.com/apiserver-lite/apiserver-lite/pkg/listwatch/readcache"
 	"github.com/apiserver-lite/apiserver-lite/pkg/listwatch/tokencache"
 	"github.com/apiserver-lite/apiserver-lite/pkg/metastore"
@@ -69,7 +69,7 @@ func TokenForgetter(res []cloudsync.Resource, caches []*versioncache.Cache, toke
 // no authenticated user (the node's loopback door) or the node's user.
 func fromNode(node string) func(*http.Request) bool {
 	return func(r *http.Request) bool {
-		u, ok := auth.UserFrom(r.Context())
+		u, ok := caller.UserFrom(r.Context())
 		return !ok || u.Name == "" || (u.Name == nodeUserPrefix+node && slices.Contains(u.Groups, nodesGroup))
 	}
 }

@@ -6,5 +6,5 @@
 // read), cluster scope's default list, and what is answered from stored
 // answers while the cloud is away (the kubelet's TokenRequests for pods
 // the node holds, node scope's get-only reads). cmd wires it; the doors
-// ask listwatch/auth who may read it.
+// ask door who may read it.
 package holding

@@ -4,7 +4,7 @@ import (
 	"bufio"
 	"encoding/json"
 	"fmt"
-	"github.com/apiserver-lite/apiserver-lite/pkg/listwatch/auth"
+	"github.com/apiserver-lite/apiserver-lite/pkg/listwatch/caller"
 	"io"
 	"log/slog"
 	"net"
@@ -181,7 +181,7 @@ func MustServer(t testing.TB, cfg Config) *httptest.Server {
 // asNode serves h as if every caller were the node.
 func asNode(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		h.ServeHTTP(w, r.WithContext(auth.AsNode(r.Context())))
+		h.ServeHTTP(w, r.WithContext(caller.AsNode(r.Context())))
 	})
 }
 

@@ -2,7 +2,7 @@ package listwatch
 
 import (
 	"context"
-	"github.com/apiserver-lite/apiserver-lite/pkg/listwatch/auth"
+	"github.com/apiserver-lite/apiserver-lite/pkg/listwatch/caller"
 	"net/http"
 	"strings"
 	"sync/atomic"
@@ -134,11 +134,11 @@ func newWrittenFloors(caches []*versioncache.Cache) map[*versioncache.Cache]*ato
 // serveProxy forwards a request to the cloud, or answers 503 when there is
 // no cloud.
 func (s *server) serveProxy(w http.ResponseWriter, r *http.Request) {
-	if auth.NeverForwarded(r.URL.Path) {
+	if caller.NeverForwarded(r.URL.Path) {
 		response.WriteError(w, apierrors.NewNotFound(schema.GroupResource{}, r.URL.Path))
 		return
 	}
-	if !auth.CheckForwardable(w, r) {
+	if !caller.CheckForwardable(w, r) {
 		return // a caller the cloud cannot be asked for (403)
 	}
 	if s.cloud == nil {

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/apiserver-lite/apiserver-lite/pkg/listwatch/auth"
+	"github.com/apiserver-lite/apiserver-lite/pkg/door"
 	"github.com/apiserver-lite/apiserver-lite/pkg/listwatch/readcache"
 	"github.com/apiserver-lite/apiserver-lite/pkg/listwatch/tokencache"
 	"github.com/apiserver-lite/apiserver-lite/pkg/metastore"
@@ -19,7 +19,7 @@ const NodeNameKey = "daemon/node-name"
 // the node holds (its stored TokenRequest answers, the TLS door's reviewed
 // tokens and authorization decisions) and the answers of get-only kinds.
 // The TLS door's key lives outside the database.
-var leavesOut = []string{tokencache.Prefix, auth.TokenKeyPrefix, auth.DecisionKeyPrefix, readcache.Prefix}
+var leavesOut = []string{tokencache.Prefix, door.TokenKeyPrefix, door.DecisionKeyPrefix, readcache.Prefix}
 
 // Save copies the store at db to file with VACUUM INTO from a read-only
 // connection: consistent while the daemon runs, and only for a user who

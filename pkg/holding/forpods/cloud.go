@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/apiserver-lite/apiserver-lite/pkg/cloudsync"
-	"github.com/apiserver-lite/apiserver-lite/pkg/listwatch/auth"
+	"github.com/apiserver-lite/apiserver-lite/pkg/door"
 	"golang.org/x/oauth2"
 	authenticationv1 "k8s.io/api/authentication/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -31,7 +31,7 @@ func NodeMinter(cloud *rest.Config) (Minter, error) {
 	if err != nil {
 		return nil, fmt.Errorf("token client: %w", err)
 	}
-	return func(ctx context.Context, pod auth.Pod) (string, time.Time, error) {
+	return func(ctx context.Context, pod door.Pod) (string, time.Time, error) {
 		req := &authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{
 			ExpirationSeconds: new(int64(tokenSeconds)),
 			BoundObjectRef:    &authenticationv1.BoundObjectReference{Kind: "Pod", APIVersion: "v1", Name: pod.Name, UID: types.UID(pod.UID)},

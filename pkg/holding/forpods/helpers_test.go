@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/apiserver-lite/apiserver-lite/pkg/cloudsync"
-	"github.com/apiserver-lite/apiserver-lite/pkg/listwatch/auth"
+	"github.com/apiserver-lite/apiserver-lite/pkg/door"
 	"github.com/apiserver-lite/apiserver-lite/pkg/listwatch/requestinfo"
 	"github.com/apiserver-lite/apiserver-lite/pkg/metastore"
 	"github.com/apiserver-lite/apiserver-lite/pkg/versioncache"
@@ -22,14 +22,14 @@ import (
 )
 
 // podT is the pod type the tests name.
-type podT = auth.Pod
+type podT = door.Pod
 
 var (
 	slicesGVR = schema.GroupVersionResource{Group: "discovery.k8s.io", Version: "v1", Resource: "endpointslices"}
 	nsGVR     = schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}
 	podsGVR   = schema.GroupVersionResource{Version: "v1", Resource: "pods"}
-	proxyPod  = auth.Pod{Namespace: "kube-system", Name: "kube-proxy-a", UID: "uid-proxy", ServiceAccount: "kube-proxy"}
-	dnsPod    = auth.Pod{Namespace: "kube-system", Name: "coredns-a", UID: "uid-dns", ServiceAccount: "coredns"}
+	proxyPod  = door.Pod{Namespace: "kube-system", Name: "kube-proxy-a", UID: "uid-proxy", ServiceAccount: "kube-proxy"}
+	dnsPod    = door.Pod{Namespace: "kube-system", Name: "coredns-a", UID: "uid-dns", ServiceAccount: "coredns"}
 )
 
 // listAll is a cluster-wide list of gvr.
@@ -94,12 +94,12 @@ type rig struct {
 	// stuck makes the fake sync never serve, as a cloud that never
 	// answers the first list.
 	stuck  bool
-	minted chan auth.Pod
+	minted chan door.Pod
 	cancel context.CancelFunc
 	done   chan struct{}
 }
 
-func podObject(t *testing.T, p auth.Pod, rv uint64) *versioncache.Object {
+func podObject(t *testing.T, p door.Pod, rv uint64) *versioncache.Object {
 	raw, _ := json.Marshal(map[string]any{"apiVersion": "v1", "kind": "Pod", "metadata": map[string]any{
 		"namespace": p.Namespace, "name": p.Name, "uid": p.UID, "resourceVersion": fmt.Sprint(rv)}})
 	o, err := versioncache.NewObject(raw)
@@ -112,9 +112,9 @@ func podObject(t *testing.T, p auth.Pod, rv uint64) *versioncache.Object {
 // newRig holds slices and namespaces for pods, at most max at once; the
 // node runs pods. The fake sync fills a cache with one object at RV 100,
 // after minting one token.
-func newRig(t *testing.T, max int, store *memStore, pods ...auth.Pod) *rig {
+func newRig(t *testing.T, max int, store *memStore, pods ...door.Pod) *rig {
 	r := &rig{store: store, clock: clocktesting.NewFakeClock(time.Unix(1_700_000_000, 0)),
-		caches: map[schema.GroupVersionResource]*versioncache.Cache{}, minted: make(chan auth.Pod, 16)}
+		caches: map[schema.GroupVersionResource]*versioncache.Cache{}, minted: make(chan door.Pod, 16)}
 	r.pods = versioncache.New(podsGVR, 0)
 	var objs []*versioncache.Object
 	for i, p := range pods {
@@ -128,7 +128,7 @@ func newRig(t *testing.T, max int, store *memStore, pods ...auth.Pod) *rig {
 		held = append(held, Held{Resource: cloudsync.Resource{GVR: gvr, ForPods: true}, Cache: c})
 	}
 	r.m = New(Config{Resources: held, Max: max, Pods: r.pods, PodPresent: r.present,
-		Mint: func(_ context.Context, p auth.Pod) (string, time.Time, error) {
+		Mint: func(_ context.Context, p door.Pod) (string, time.Time, error) {
 			r.minted <- p
 			return "token-of-" + p.UID, r.clock.Now().Add(time.Hour), nil
 		},
@@ -186,7 +186,7 @@ func (r *rig) stop() {
 }
 
 // deletePod removes p from the node's pods.
-func (r *rig) deletePod(t *testing.T, p auth.Pod) {
+func (r *rig) deletePod(t *testing.T, p door.Pod) {
 	if err := r.pods.Apply([]versioncache.Event{{Type: watch.Deleted, Object: podObject(t, p, r.pods.RV()+1)}}, r.pods.RV()+1); err != nil {
 		t.Fatal(err)
 	}

@@ -7,7 +7,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/apiserver-lite/apiserver-lite/pkg/listwatch/auth"
+	"github.com/apiserver-lite/apiserver-lite/pkg/door"
 	"github.com/apiserver-lite/apiserver-lite/pkg/listwatch/requestinfo"
 	"github.com/apiserver-lite/apiserver-lite/pkg/versioncache"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -45,7 +45,7 @@ type Config struct {
 }
 
 // Holdings are the resources held for the node's pods' identities. It
-// implements auth.Holdings. Safe for concurrent use.
+// implements door.Holdings. Safe for concurrent use.
 type Holdings struct {
 	cfg   Config
 	log   *slog.Logger
@@ -65,7 +65,7 @@ type Holdings struct {
 type holding struct {
 	Held
 	// Guarded by Holdings.mu:
-	owners map[string]auth.Pod // by pod UID
+	owners map[string]door.Pod // by pod UID
 	run    *worker             // the running sync; nil when not syncing
 	// last is the most recently started sync, running or stopping; a new
 	// one starts only once it has ended. nil before the first.
@@ -89,7 +89,7 @@ func New(cfg Config) *Holdings {
 	m := &Holdings{cfg: cfg, log: cfg.Logger.With("component", "held-for-pods"),
 		byGVR: map[schema.GroupVersionResource]*holding{}, stats: newStats()}
 	for _, h := range cfg.Resources {
-		m.byGVR[h.Resource.GVR] = &holding{Held: h, owners: map[string]auth.Pod{}}
+		m.byGVR[h.Resource.GVR] = &holding{Held: h, owners: map[string]door.Pod{}}
 	}
 	return m
 }
@@ -109,7 +109,7 @@ func (m *Holdings) ForPods(a requestinfo.Attributes) bool { return m.find(a) != 
 // it cluster-wide, and starts holding it if it is not held. The request
 // that starts a holding waits up to firstListWait for it to serve; others
 // are forwarded until it does.
-func (m *Holdings) Authorized(ctx context.Context, pod auth.Pod, a requestinfo.Attributes) {
+func (m *Holdings) Authorized(ctx context.Context, pod door.Pod, a requestinfo.Attributes) {
 	h := m.find(a)
 	if h == nil || a.Namespace != "" || (a.Verb != "list" && a.Verb != "watch") {
 		return
@@ -136,7 +136,7 @@ func (m *Holdings) Authorized(ctx context.Context, pod auth.Pod, a requestinfo.A
 
 // own adds pod to h's owners and starts h if it can. It reports whether
 // this call started h.
-func (m *Holdings) own(ctx context.Context, h *holding, pod auth.Pod) bool {
+func (m *Holdings) own(ctx context.Context, h *holding, pod door.Pod) bool {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if _, ok := h.owners[pod.UID]; !ok {

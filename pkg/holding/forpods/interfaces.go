@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"github.com/apiserver-lite/apiserver-lite/pkg/cloudsync"
-	"github.com/apiserver-lite/apiserver-lite/pkg/listwatch/auth"
+	"github.com/apiserver-lite/apiserver-lite/pkg/door"
 	"github.com/apiserver-lite/apiserver-lite/pkg/versioncache"
 	"golang.org/x/oauth2"
 )
@@ -32,7 +32,7 @@ type Held struct {
 
 // Minter requests a token for pod's service account, bound to pod, with
 // the node's credentials; it returns the token and when it expires.
-type Minter func(ctx context.Context, pod auth.Pod) (token string, expires time.Time, err error)
+type Minter func(ctx context.Context, pod door.Pod) (token string, expires time.Time, err error)
 
 // Syncer keeps h in sync with the cloud on tokens until ctx ends.
 type Syncer func(ctx context.Context, h Held, tokens oauth2.TokenSource) error

@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"sort"
 
-	"github.com/apiserver-lite/apiserver-lite/pkg/listwatch/auth"
+	"github.com/apiserver-lite/apiserver-lite/pkg/door"
 	"github.com/apiserver-lite/apiserver-lite/pkg/metastore"
 )
 
@@ -20,7 +20,7 @@ func OwnersKey(resource string) string { return ownersKeyPrefix + resource }
 
 // storedOwners is the stored form of a holding's owners.
 type storedOwners struct {
-	Owners []auth.Pod `json:"owners"`
+	Owners []door.Pod `json:"owners"`
 }
 
 // saveLocked stores h's owners, or deletes them when none are left.
@@ -77,7 +77,7 @@ func StoredServiceAccounts(value []byte) []string {
 	if json.Unmarshal(value, &s) != nil {
 		return nil
 	}
-	h := &holding{owners: map[string]auth.Pod{}}
+	h := &holding{owners: map[string]door.Pod{}}
 	for _, p := range s.Owners {
 		h.owners[p.UID] = p
 	}

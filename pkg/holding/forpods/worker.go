@@ -5,7 +5,7 @@ import (
 	"errors"
 	"time"
 
-	"github.com/apiserver-lite/apiserver-lite/pkg/listwatch/auth"
+	"github.com/apiserver-lite/apiserver-lite/pkg/door"
 	"golang.org/x/oauth2"
 	"k8s.io/client-go/transport"
 )
@@ -105,10 +105,10 @@ func (t *podTokens) Token() (*oauth2.Token, error) {
 }
 
 // anOwner returns one owner of h, the same one while it stays.
-func (m *Holdings) anOwner(h *holding) (auth.Pod, bool) {
+func (m *Holdings) anOwner(h *holding) (door.Pod, bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	var best auth.Pod
+	var best door.Pod
 	for uid, p := range h.owners {
 		if best.UID == "" || uid < best.UID {
 			best = p

@@ -12,7 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	utiljson "k8s.io/apimachinery/pkg/util/json"
 
-	"github.com/apiserver-lite/apiserver-lite/pkg/listwatch/auth"
+	"github.com/apiserver-lite/apiserver-lite/pkg/listwatch/caller"
 	"github.com/apiserver-lite/apiserver-lite/pkg/versioncache"
 )
 
@@ -64,7 +64,7 @@ func (rw *Rewriter) For(ctx context.Context, gvr schema.GroupVersionResource) fu
 // isNode reports whether the request is the node's own (its identity on
 // an authenticated door, or the insecure door).
 func isNode(ctx context.Context) bool {
-	rt, err := auth.ForwardTransport(ctx)
+	rt, err := caller.ForwardTransport(ctx)
 	return rt == nil && err == nil
 }
 

@@ -9,7 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
-	"github.com/apiserver-lite/apiserver-lite/pkg/listwatch/auth"
+	"github.com/apiserver-lite/apiserver-lite/pkg/listwatch/caller"
 	"github.com/apiserver-lite/apiserver-lite/pkg/versioncache"
 )
 
@@ -99,7 +99,7 @@ func TestFor(t *testing.T) {
 	rw, _ := New(door, nil)
 	services := schema.GroupVersionResource{Version: "v1", Resource: "services"}
 	pods := schema.GroupVersionResource{Version: "v1", Resource: "pods"}
-	node := auth.AsNode(context.Background())
+	node := caller.AsNode(context.Background())
 	for _, tc := range []struct {
 		name    string
 		ctx     context.Context

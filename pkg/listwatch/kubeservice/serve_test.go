@@ -17,7 +17,7 @@ import (
 	"k8s.io/client-go/kubernetes/scheme"
 
 	"github.com/apiserver-lite/apiserver-lite/pkg/listwatch"
-	"github.com/apiserver-lite/apiserver-lite/pkg/listwatch/auth"
+	"github.com/apiserver-lite/apiserver-lite/pkg/listwatch/caller"
 	"github.com/apiserver-lite/apiserver-lite/pkg/versioncache"
 )
 
@@ -46,7 +46,7 @@ func serveServices(t *testing.T, node bool) (*httptest.Server, *versioncache.Cac
 	}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if node {
-			r = r.WithContext(auth.AsNode(r.Context()))
+			r = r.WithContext(caller.AsNode(r.Context()))
 		}
 		h.ServeHTTP(w, r)
 	}))

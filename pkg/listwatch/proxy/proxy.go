@@ -3,7 +3,7 @@ package proxy
 import (
 	"context"
 	"fmt"
-	"github.com/apiserver-lite/apiserver-lite/pkg/listwatch/auth"
+	"github.com/apiserver-lite/apiserver-lite/pkg/listwatch/caller"
 	"log/slog"
 	"net"
 	"net/http"
@@ -50,7 +50,7 @@ type Options struct {
 }
 
 // New returns a reverse proxy to the cloud that authenticates as the
-// caller the TLS door authenticated (auth.CallerTransport), else with
+// caller the TLS door authenticated (caller.Transport), else with
 // cfg's credentials, streams responses as they arrive (watches) and passes
 // protocol upgrades through. It answers 503 when the cloud cannot be
 // reached.
@@ -67,7 +67,7 @@ func New(cfg *rest.Config, opts Options) (*httputil.ReverseProxy, error) {
 	}
 	return &httputil.ReverseProxy{
 		Rewrite:        func(pr *httputil.ProxyRequest) { rewriteToCloud(pr, target) },
-		Transport:      &headerTimeoutTransport{next: auth.CallerTransport(rt), timeout: cloudResponseHeaderTimeout, clock: opts.Clock},
+		Transport:      &headerTimeoutTransport{next: caller.Transport(rt), timeout: cloudResponseHeaderTimeout, clock: opts.Clock},
 		FlushInterval:  -1,
 		ErrorLog:       slog.NewLogLogger(opts.Log.Handler(), slog.LevelDebug),
 		ErrorHandler:   Unavailable(opts.Log),

@@ -1,0 +1,19 @@
+// Package door guards the local API's two doors.
+//
+// The loopback door serves the node's kubelet with the daemon's own
+// identity: it accepts only loopback Host headers (DNS rebinding defence).
+// The TLS door serves tenants (pods, other processes): every caller is
+// authenticated in kube-apiserver's order (client certificate, then bearer
+// token reviewed by the cloud) and authorized with a SubjectAccessReview for
+// the exact request, so a tenant gets what its own identity may do in the
+// cloud and never what the node holds. Decisions are cached in memory and,
+// through an injected DecisionStore, durably, so that they survive an
+// outage up to a bounded grace.
+//
+// Both doors are http.Handler wrappers around the local API. They record
+// the caller and how the proxy may forward for it (with the daemon's
+// credentials, with the caller's own bearer token over a transport without
+// a client certificate, or not at all) in the request's context through
+// package listwatch/caller, which the API reads; the API never imports the
+// doors.
+package door
