@@ -2,11 +2,11 @@ package main
 
 import (
 	"fmt"
+	"github.com/apiserver-lite/apiserver-lite/pkg/cloudsync/link"
 	"os"
 	"strings"
 	"time"
 
-	"github.com/apiserver-lite/apiserver-lite/pkg/cloudsync"
 	"github.com/apiserver-lite/apiserver-lite/pkg/holding"
 	"github.com/apiserver-lite/apiserver-lite/pkg/operations"
 	"github.com/apiserver-lite/apiserver-lite/pkg/versioncache"
@@ -121,9 +121,9 @@ func newFlagSet() *pflag.FlagSet {
 	fs.String("node-name", "", "this node's name, substituted for ${NODE_NAME} in selectors (default: the host name, lowercased)")
 	fs.Int("watch-cache-size", versioncache.DefaultCapacity, "events kept per resource for watches")
 	fs.String("log-level", defaultLogLevel, "debug, info, warn or error")
-	fs.Duration("watch-progress-timeout", cloudsync.DefaultWatchProgressTimeout,
+	fs.Duration("watch-progress-timeout", link.DefaultWatchProgressTimeout,
 		"how long the cloud connections may be silent before the link is probed, and the link may fail its probes before every cloud watch is re-established")
-	fs.Int("max-concurrent-relists", cloudsync.DefaultMaxConcurrentRelists, "full cloud LISTs in flight at once")
+	fs.Int("max-concurrent-relists", link.DefaultMaxConcurrentRelists, "full cloud LISTs in flight at once")
 	fs.String("memory-limit", "", "Go soft memory limit, e.g. 900Mi; set it a little below the unit's MemoryMax=")
 	fs.Int("gc-percent", 0, fmt.Sprintf("Go GC percent as GOGC (-1: off); 0: GOGC when set, else %d", defaultGCPercent))
 	addDoorFlags(fs)

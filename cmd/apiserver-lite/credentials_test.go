@@ -8,6 +8,7 @@ import (
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/pem"
+	"github.com/apiserver-lite/apiserver-lite/pkg/cloudsync/link"
 	"io"
 	"log/slog"
 	"math/big"
@@ -18,7 +19,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/apiserver-lite/apiserver-lite/pkg/cloudsync"
 	"k8s.io/client-go/rest"
 )
 
@@ -78,7 +78,7 @@ func TestCloudCredentialsReloadedFromFiles(t *testing.T) {
 	if err := os.WriteFile(kc, []byte(kubeconfig), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := cloudConfig(kc, cloudsync.NewConns(nil))
+	cfg, err := cloudConfig(kc, link.NewConns(nil))
 	if err != nil {
 		t.Fatal(err)
 	}

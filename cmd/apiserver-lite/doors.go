@@ -5,13 +5,13 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"github.com/apiserver-lite/apiserver-lite/pkg/cloudsync/link"
 	"log/slog"
 	"net"
 	"net/http"
 	"sync"
 	"time"
 
-	"github.com/apiserver-lite/apiserver-lite/pkg/cloudsync"
 	"github.com/apiserver-lite/apiserver-lite/pkg/door"
 	"github.com/apiserver-lite/apiserver-lite/pkg/holding"
 	"github.com/apiserver-lite/apiserver-lite/pkg/metastore"
@@ -54,7 +54,7 @@ type doorDeps struct {
 	cloud   *rest.Config
 	caches  []*versioncache.Cache
 	store   *metastore.Store
-	link    *cloudsync.Link
+	link    *link.Link
 	log     *slog.Logger
 	// clusterScope authorizes this node's identity per request too.
 	clusterScope bool

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"github.com/apiserver-lite/apiserver-lite/pkg/cloudsync/link"
 	"log/slog"
 
 	"github.com/apiserver-lite/apiserver-lite/pkg/cloudsync"
@@ -49,10 +50,10 @@ func (c forPodsConfig) validate() error {
 // holdingsDeps are what the holdings for pods are wired to.
 type holdingsDeps struct {
 	cloud  *rest.Config
-	conns  *cloudsync.Conns
+	conns  *link.Conns
 	cl     cloudClients
 	store  *metastore.Store
-	link   *cloudsync.Link
+	link   *link.Link
 	obs    *operations.Observer
 	log    *slog.Logger
 	res    []cloudsync.Resource

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"github.com/apiserver-lite/apiserver-lite/pkg/cloudsync/link"
 	"log/slog"
 
 	"github.com/apiserver-lite/apiserver-lite/pkg/cloudsync"
@@ -36,7 +37,7 @@ func scopedResources(ctx context.Context, cfg config, configured []cloudsync.Res
 
 // newDemand returns the runner holding the OnDemand resources of res, or
 // nil if there are none.
-func newDemand(cl cloudClients, res []cloudsync.Resource, caches []*versioncache.Cache, store *metastore.Store, link *cloudsync.Link, log *slog.Logger) (func(context.Context) error, error) {
+func newDemand(cl cloudClients, res []cloudsync.Resource, caches []*versioncache.Cache, store *metastore.Store, link *link.Link, log *slog.Logger) (func(context.Context) error, error) {
 	byGVR := map[schema.GroupVersionResource]int{}
 	for i, r := range res {
 		byGVR[r.GVR] = i

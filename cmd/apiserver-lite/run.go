@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/apiserver-lite/apiserver-lite/pkg/cloudsync/link"
 	"log/slog"
 	"net/http"
 	"os"
@@ -90,7 +91,7 @@ func runDaemon(ctx context.Context, cfg config) error {
 // them down in order: stop accepting, end watches, stop and flush the sync
 // loops. The caller closes the store last.
 func serve(ctx context.Context, cfg config, res []cloudsync.Resource, store *metastore.Store, st storeState, log *slog.Logger) error {
-	conns := cloudsync.NewConns(nil)
+	conns := link.NewConns(nil)
 	cloud, err := cloudConfig(cfg.Kubeconfig, conns)
 	if err != nil {
 		return err
@@ -178,12 +179,12 @@ type storeState struct {
 }
 
 // newLink returns the cloud's one link prober, listening to conns.
-func newLink(cfg config, cloud *rest.Config, conns *cloudsync.Conns, log *slog.Logger) (*cloudsync.Link, error) {
-	probe, err := cloudsync.NewProbe(cloud)
+func newLink(cfg config, cloud *rest.Config, conns *link.Conns, log *slog.Logger) (*link.Link, error) {
+	probe, err := link.NewProbe(cloud)
 	if err != nil {
 		return nil, err
 	}
-	return cloudsync.NewLink(cloudsync.LinkConfig{Probe: probe, Conns: conns, WatchProgressTimeout: cfg.WatchProgressTimeout,
+	return link.New(link.Config{Probe: probe, Conns: conns, WatchProgressTimeout: cfg.WatchProgressTimeout,
 		MaxConcurrentRelists: cfg.MaxConcurrentRelists, Logger: log}), nil
 }
 
@@ -276,13 +277,13 @@ func runUntilDone(ctx context.Context, d daemonLoops, log *slog.Logger) error {
 
 // cloudConfig loads the cloud's client configuration; conns watches its
 // connections.
-func cloudConfig(kubeconfig string, conns *cloudsync.Conns) (*rest.Config, error) {
+func cloudConfig(kubeconfig string, conns *link.Conns) (*rest.Config, error) {
 	c, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
 	if err != nil {
 		return nil, fmt.Errorf("load kubeconfig: %w", err)
 	}
 	c.QPS, c.Burst, c.UserAgent = cloudQPS, cloudBurst, userAgent
-	cloudsync.ConfigureTransport(c, conns)
+	link.ConfigureTransport(c, conns)
 	return c, nil
 }
 
@@ -309,7 +310,7 @@ func newCloudClients(cloud *rest.Config) (cloudClients, error) {
 	return cloudClients{raw: raw, disc: disc, meta: meta}, nil
 }
 
-func newSyncers(cl cloudClients, res []cloudsync.Resource, caches []*versioncache.Cache, obs *operations.Observer, store *metastore.Store, link *cloudsync.Link, log *slog.Logger) []*cloudsync.Syncer {
+func newSyncers(cl cloudClients, res []cloudsync.Resource, caches []*versioncache.Cache, obs *operations.Observer, store *metastore.Store, link *link.Link, log *slog.Logger) []*cloudsync.Syncer {
 	out := make([]*cloudsync.Syncer, 0, len(res))
 	for i, r := range res {
 		if r.OnDemand || r.ForPods {

@@ -39,19 +39,8 @@
 // metadata lists, a regression, many changes, and any read that does not
 // match the metadata list.
 //
-// One Link per cloud alone decides whether it is up. While it is up the
-// cloud's connections are the liveness signal: their HTTP/2 PINGs (sent
-// after 5 s without a frame, the connection closed after 5 s more without
-// an answer), watch events and bookmarks; the Link probes (GET /version
-// with a short timeout) only when a connection closes or all were silent
-// for the watch progress timeout, and a probe without an answer closes
-// every connection, so the next request dials anew. While it is down it
-// probes every few seconds, jittered. Failures are retried with
-// jittered exponential backoff (wait.Backoff, at most 10 s jitter
-// included), cut short when the Link sees the cloud come back. When the
-// probes have failed for longer than the watch progress timeout, every
-// cloud watch is treated as dead and re-established once the link works.
-// HTTP/2 PINGs on the cloud transport end watches on half-open
-// connections. The backoff is reset only after a successful commit, so a
+// Whether the cloud is up is package link's answer (one Link per cloud):
+// a syncer waits on it instead of retrying into an outage, and retries
+// with its jittered backoff, reset only after a successful commit, so a
 // failing store pauses the sync instead of storming the cloud with LISTs.
 package cloudsync

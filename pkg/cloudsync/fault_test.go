@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/apiserver-lite/apiserver-lite/pkg/cloudsync/link"
+	"github.com/apiserver-lite/apiserver-lite/pkg/cloudsync/link/linktest"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -20,10 +22,10 @@ import (
 )
 
 // runSyncer runs a Syncer for e with clk and link until the test ends.
-func runSyncer(t *testing.T, e *env, store Store, clk clock.Clock, link *Link) *Syncer {
+func runSyncer(t *testing.T, e *env, store Store, clk clock.Clock, lk *link.Link) *Syncer {
 	t.Helper()
 	s := New(Config{Resource: e.res, ListerWatcher: e.lw, Discovery: fakeDiscovery{}, Store: store, Cache: e.cache,
-		Link: link, Clock: clk})
+		Link: lk, Clock: clk})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { defer close(done); _ = s.Run(ctx) }()
@@ -71,39 +73,39 @@ func (c *flakyCloud) watch(metav1.ListOptions) (watch.Interface, error) {
 func TestResumeWithinProbeIntervalAfterLongOutage(t *testing.T) {
 	e := mustEnv(t, t.TempDir())
 	seedSynced(t, e, 10)
-	clk := newRecClock()
-	p := &fakeProbe{}
-	p.state.Store(probeRefused)
-	link := NewLink(LinkConfig{Probe: p.probe, Clock: clk})
+	clk := linktest.NewRecClock()
+	p := &linktest.Probe{}
+	p.State.Store(linktest.ProbeRefused)
+	lk := link.New(link.Config{Probe: p.Probe, Clock: clk})
 	cloud := &flakyCloud{watches: make(chan *watch.FakeWatcher, 8)}
 	cloud.down.Store(true)
 	e.lw.watch, e.lw.list = cloud.watch, cloud.list
-	runLink(t, link)
-	runSyncer(t, e, e.store, clk, link)
+	linktest.Run(t, lk)
+	runSyncer(t, e, e.store, clk, lk)
 
 	// An hour of outage: past the watch progress timeout the syncer
 	// stops retrying on its own and waits for the prober.
 	for range 360 {
-		waitFor(t, "a timer", clk.HasWaiters)
-		clk.Step(backoffMaxDelay)
+		linktest.WaitFor(t, "a timer", clk.HasWaiters)
+		clk.Step(link.MaxRetryDelay)
 	}
 	if _, rvs := e.lw.recorded(); len(rvs) > 10 {
 		t.Errorf("got %d watch attempts in an hour of outage, want at most a few", len(rvs))
 	}
-	for _, d := range clk.timers() {
-		if d > backoffMaxDelay {
-			t.Fatalf("got a %v timer, want none above %v", d, backoffMaxDelay)
+	for _, d := range clk.Timers() {
+		if d > link.MaxRetryDelay {
+			t.Fatalf("got a %v timer, want none above %v", d, link.MaxRetryDelay)
 		}
 	}
 
 	cloud.down.Store(false)
-	p.state.Store(probeUp)
+	p.State.Store(linktest.ProbeUp)
 	// Only the prober's interval and the reconnect spread pass: the
 	// syncer must not wait out its own backoff once the prober has seen
 	// the link come back.
-	waitFor(t, "the prober to wait", clk.HasWaiters)
-	clk.Step(downPause)
-	fw := watchWithin(t, cloud, clk, reconnectSpread)
+	linktest.WaitFor(t, "the prober to wait", clk.HasWaiters)
+	clk.Step(link.MaxDownPause)
+	fw := watchWithin(t, cloud, clk, link.ReconnectSpread)
 	fw.Add(cm("a", "two", 11, "y"))
 	mustWaitWatermark(t, e, 11)
 	if _, rvs := e.lw.recorded(); rvs[len(rvs)-1] != "10" {
@@ -114,17 +116,17 @@ func TestResumeWithinProbeIntervalAfterLongOutage(t *testing.T) {
 func TestDeadLinkEndsCloudWatch(t *testing.T) {
 	e := mustEnv(t, t.TempDir())
 	seedSynced(t, e, 10)
-	clk := newRecClock()
-	p := &fakeProbe{}
-	link := NewLink(LinkConfig{Probe: p.probe, Clock: clk, WatchProgressTimeout: 6 * time.Second})
+	clk := linktest.NewRecClock()
+	p := &linktest.Probe{}
+	lk := link.New(link.Config{Probe: p.Probe, Clock: clk, WatchProgressTimeout: 6 * time.Second})
 	cloud := &flakyCloud{watches: make(chan *watch.FakeWatcher, 8)}
 	e.lw.watch, e.lw.list = cloud.watch, cloud.list
-	runLink(t, link)
-	waitFor(t, "link up", link.Connected)
-	runSyncer(t, e, e.store, clk, link)
+	linktest.Run(t, lk)
+	linktest.WaitFor(t, "link up", lk.Connected)
+	runSyncer(t, e, e.store, clk, lk)
 	half := <-cloud.watches // the connection under it goes half-open
 
-	p.state.Store(probeBlackHole)
+	p.State.Store(linktest.ProbeBlackHole)
 	deadline := time.Now().Add(waitTimeout)
 	for !half.IsStopped() {
 		if time.Now().After(deadline) {
@@ -144,7 +146,7 @@ func TestDeadLinkEndsCloudWatch(t *testing.T) {
 	case <-time.After(20 * time.Millisecond):
 	}
 
-	p.state.Store(probeUp)
+	p.State.Store(linktest.ProbeUp)
 	var fresh *watch.FakeWatcher
 	deadline = time.Now().Add(waitTimeout)
 	for fresh == nil {
@@ -188,17 +190,17 @@ func TestFullDiskBacksOffAndResumes(t *testing.T) {
 	e.lw.list = func(metav1.ListOptions) (runtime.Object, error) { return cmList(10, cm("a", "one", 9, "x")), nil }
 	cloud := &flakyCloud{watches: make(chan *watch.FakeWatcher, 8)}
 	e.lw.watch = cloud.watch
-	clk := newRecClock()
-	s := runSyncer(t, e, disk, clk, newUpLink())
+	clk := linktest.NewRecClock()
+	s := runSyncer(t, e, disk, clk, linktest.Up(t))
 
 	const failures = 6
 	for range failures {
-		waitFor(t, "the syncer to back off", clk.HasWaiters)
-		clk.Step(backoffMaxDelay)
+		linktest.WaitFor(t, "the syncer to back off", clk.HasWaiters)
+		clk.Step(link.MaxRetryDelay)
 	}
-	waitFor(t, "the syncer to back off", clk.HasWaiters)
-	for k, d := range clk.timers()[:failures] {
-		if want := min(backoffInitial<<k, backoffCap); d < want {
+	linktest.WaitFor(t, "the syncer to back off", clk.HasWaiters)
+	for k, d := range clk.Timers()[:failures] {
+		if want := min(link.NewBackoff().Duration<<k, link.NewBackoff().Cap); d < want {
 			t.Errorf("pause %d: got %v, want at least %v (backoff reset before a commit?)", k, d, want)
 		}
 	}
@@ -210,7 +212,7 @@ func TestFullDiskBacksOffAndResumes(t *testing.T) {
 	}
 
 	disk.full.Store(false)
-	clk.Step(backoffMaxDelay)
+	clk.Step(link.MaxRetryDelay)
 	mustWaitWatermark(t, e, 10)
 	if err := s.StoreError(); err != nil {
 		t.Errorf("StoreError after a commit: got %v, want nil", err)
@@ -221,8 +223,8 @@ func TestFullDiskBacksOffAndResumes(t *testing.T) {
 	// A commit reset the backoff: the next failure pauses briefly again.
 	cloud.down.Store(true)
 	(<-cloud.watches).Stop()
-	waitFor(t, "a pause after the reset", func() bool { return len(clk.timers()) > failures+1 })
-	if d := clk.timers()[failures+1]; d > time.Duration(float64(backoffInitial)*(1+backoffJitter)) {
+	linktest.WaitFor(t, "a pause after the reset", func() bool { return len(clk.Timers()) > failures+1 })
+	if d := clk.Timers()[failures+1]; d > time.Duration(float64(link.NewBackoff().Duration)*(1+link.NewBackoff().Jitter)) {
 		t.Errorf("first pause after a commit: got %v, want the initial delay", d)
 	}
 }
@@ -239,16 +241,16 @@ func TestRetryAfterHonoured(t *testing.T) {
 		{"429", tooMany, 7 * time.Second},
 		{"503", unavailable, 9 * time.Second},
 		{"wrapped", fmt.Errorf("list: %w", tooMany), 7 * time.Second},
-		{"plain", errors.New("connection refused"), backoffInitial},
+		{"plain", errors.New("connection refused"), link.NewBackoff().Duration},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			e := mustEnv(t, t.TempDir())
 			e.lw.list = func(metav1.ListOptions) (runtime.Object, error) { return nil, tt.err }
-			clk := newRecClock()
-			runSyncer(t, e, e.store, clk, newUpLink())
-			waitFor(t, "the syncer to pause", clk.HasWaiters)
-			got := clk.timers()[0]
-			if got < tt.want || got > max(tt.want, backoffMaxDelay) {
+			clk := linktest.NewRecClock()
+			runSyncer(t, e, e.store, clk, linktest.Up(t))
+			linktest.WaitFor(t, "the syncer to pause", clk.HasWaiters)
+			got := clk.Timers()[0]
+			if got < tt.want || got > max(tt.want, link.MaxRetryDelay) {
 				t.Errorf("pause: got %v, want at least %v", got, tt.want)
 			}
 			clk.Step(got - time.Millisecond)
@@ -262,8 +264,9 @@ func TestRetryAfterHonoured(t *testing.T) {
 
 func TestConcurrentRelistsBounded(t *testing.T) {
 	const resources, limit = 6, 2
-	link := NewLink(LinkConfig{Probe: func(context.Context) error { return nil }, MaxConcurrentRelists: limit})
-	link.record(time.Now(), nil)
+	lk := link.New(link.Config{Probe: func(context.Context) error { return nil }, MaxConcurrentRelists: limit})
+	linktest.Run(t, lk)
+	linktest.WaitFor(t, "the link to come up", lk.Connected)
 	var mu sync.Mutex
 	var inFlight, peak, total int // guarded by mu
 	release := make(chan struct{})
@@ -284,10 +287,10 @@ func TestConcurrentRelistsBounded(t *testing.T) {
 	for i := range resources {
 		e := &env{store: base.store, cache: versioncache.New(cmGVR, 10), lw: &fakeLW{list: list,
 			watch: func(metav1.ListOptions) (watch.Interface, error) { return watch.NewFake(), nil }},
-			res: Resource{GVR: cmGVR, Namespace: fmt.Sprint("ns", i)}, link: link}
-		runSyncer(t, e, e.store, nil, link)
+			res: Resource{GVR: cmGVR, Namespace: fmt.Sprint("ns", i)}, link: lk}
+		runSyncer(t, e, e.store, nil, lk)
 	}
-	waitFor(t, "relists to start", func() bool { mu.Lock(); defer mu.Unlock(); return inFlight == limit })
+	linktest.WaitFor(t, "relists to start", func() bool { mu.Lock(); defer mu.Unlock(); return inFlight == limit })
 	time.Sleep(20 * time.Millisecond)
 	for done := 0; done < resources; done++ {
 		release <- struct{}{}
@@ -301,7 +304,7 @@ func TestConcurrentRelistsBounded(t *testing.T) {
 
 // watchWithin steps clk in small steps, at most spread in all, until the
 // syncer opens a cloud watch, and returns it.
-func watchWithin(t *testing.T, cloud *flakyCloud, clk *recClock, spread time.Duration) *watch.FakeWatcher {
+func watchWithin(t *testing.T, cloud *flakyCloud, clk *linktest.RecClock, spread time.Duration) *watch.FakeWatcher {
 	t.Helper()
 	const step = 100 * time.Millisecond
 	for stepped := time.Duration(0); ; stepped += step {
@@ -320,11 +323,11 @@ func watchWithin(t *testing.T, cloud *flakyCloud, clk *recClock, spread time.Dur
 func TestResumeDelaySpread(t *testing.T) {
 	seen := map[time.Duration]bool{}
 	for range 1000 {
-		d := resumeDelay()
-		if d < 0 || d >= reconnectSpread {
-			t.Fatalf("resume delay: got %v, want within [0, %v)", d, reconnectSpread)
+		d := link.ResumeDelay()
+		if d < 0 || d >= link.ReconnectSpread {
+			t.Fatalf("resume delay: got %v, want within [0, %v)", d, link.ReconnectSpread)
 		}
-		seen[d.Truncate(reconnectSpread/10)] = true
+		seen[d.Truncate(link.ReconnectSpread/10)] = true
 	}
 	if len(seen) < 8 {
 		t.Errorf("resume delays: got %d of 10 tenths of the spread used, want them spread", len(seen))

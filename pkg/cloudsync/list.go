@@ -25,10 +25,10 @@ const listPageSize = 500
 // against the stored state is published as events so local watchers
 // continue without relisting.
 func (s *Syncer) relist(ctx context.Context) error {
-	if err := s.cfg.Link.acquireRelist(ctx); err != nil {
+	if err := s.cfg.Link.AcquireRelist(ctx); err != nil {
 		return err
 	}
-	defer s.cfg.Link.releaseRelist()
+	defer s.cfg.Link.ReleaseRelist()
 	if s.leanUsable() { // see relist_lean.go
 		err := s.relistLean(ctx)
 		if !errors.Is(err, errLeanFallback) {

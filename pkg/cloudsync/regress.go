@@ -22,10 +22,10 @@ var errRegressedElsewhere = errors.New("cloud history behind the stored one for 
 func (s *Syncer) noteRegressed(found bool) {
 	s.needList = RelistRegressed
 	if found {
-		s.regressed = s.cfg.Link.reportRegressed(s.key)
+		s.regressed = s.cfg.Link.ReportRegressed(s.key)
 		return
 	}
-	s.regressed = s.cfg.Link.regressedChan()
+	s.regressed = s.cfg.Link.Regressed()
 }
 
 // regressedElsewhere reports whether another syncer reported the cloud
@@ -33,7 +33,7 @@ func (s *Syncer) noteRegressed(found bool) {
 func (s *Syncer) regressedElsewhere() bool {
 	select {
 	case <-s.regressed:
-		s.regressed = s.cfg.Link.regressedChan()
+		s.regressed = s.cfg.Link.Regressed()
 		return true
 	default:
 		return false

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/apiserver-lite/apiserver-lite/pkg/cloudsync/link"
+	"github.com/apiserver-lite/apiserver-lite/pkg/cloudsync/link/linktest"
 	"path/filepath"
 	"strconv"
 	"sync"
@@ -97,7 +99,7 @@ type env struct {
 	cache *versioncache.Cache
 	lw    *fakeLW
 	res   Resource
-	link  *Link
+	link  *link.Link
 	obs   recordingObserver // what the syncer started by start reports
 }
 
@@ -108,7 +110,7 @@ func mustEnv(t *testing.T, dir string) *env {
 		t.Fatalf("open store: %v", err)
 	}
 	t.Cleanup(func() { _ = st.Close() })
-	return &env{store: st, cache: versioncache.New(cmGVR, 100), lw: &fakeLW{}, res: Resource{GVR: cmGVR}, link: newUpLink()}
+	return &env{store: st, cache: versioncache.New(cmGVR, 100), lw: &fakeLW{}, res: Resource{GVR: cmGVR}, link: linktest.Up(t)}
 }
 
 // start runs a Syncer until the test ends.

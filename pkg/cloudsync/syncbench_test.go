@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"github.com/apiserver-lite/apiserver-lite/pkg/cloudsync/link/linktest"
 	"log/slog"
 	"path/filepath"
 	"strings"
@@ -102,7 +103,7 @@ func BenchmarkInitialSync(b *testing.B) {
 		for _, r := range resources {
 			cache := versioncache.New(r.gvr, versioncache.DefaultCapacity)
 			s := New(Config{Resource: Resource{GVR: r.gvr}, ListerWatcher: pagedBodies(r.bodies).lw(),
-				Store: st, Cache: cache, Link: newUpLink(), Logger: log})
+				Store: st, Cache: cache, Link: linktest.Up(b), Logger: log})
 			if err := s.relist(ctx); err != nil {
 				b.Fatal(err)
 			}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/apiserver-lite/apiserver-lite/pkg/cloudsync/link"
 	"log/slog"
 	"sync"
 
@@ -37,7 +38,7 @@ type Config struct {
 	Discovery     Discoverer
 	Store         Store
 	Cache         Cache
-	Link          *Link
+	Link          *link.Link
 	Clock         clock.Clock  // nil means the real clock
 	Logger        *slog.Logger // nil means slog.Default()
 	Observer      Observer     // nil means none
@@ -91,7 +92,7 @@ func New(cfg Config) *Syncer {
 	if cfg.Observer == nil {
 		cfg.Observer = nopObserver{}
 	}
-	s := &Syncer{cfg: cfg, key: cfg.Resource.Key(), backoff: newBackoff(), regressed: cfg.Link.regressedChan()}
+	s := &Syncer{cfg: cfg, key: cfg.Resource.Key(), backoff: link.NewBackoff(), regressed: cfg.Link.Regressed()}
 	s.log = cfg.Logger.With("resource", s.key)
 	if cfg.Cache.Ready() {
 		s.rv = cfg.Cache.RV()
@@ -108,7 +109,7 @@ func New(cfg Config) *Syncer {
 // returns nil when ctx ends.
 func (s *Syncer) Run(ctx context.Context) error {
 	for ctx.Err() == nil {
-		up := s.cfg.Link.upChan()
+		up := s.cfg.Link.Up()
 		err := s.syncOnce(ctx)
 		switch {
 		case ctx.Err() != nil:
@@ -123,10 +124,10 @@ func (s *Syncer) Run(ctx context.Context) error {
 			s.log.Warn("relisting", "reason", err, "rv", s.rv)
 			s.noteRegressed(errors.Is(err, errConflict))
 			continue
-		case errors.Is(err, errLinkDead):
+		case errors.Is(err, link.ErrDead):
 			s.log.Warn("cloud watch presumed dead, re-watching once the link is up", "rv", s.rv)
 			s.checkRV = true
-			if s.cfg.Link.WaitUp(ctx) != nil || sleep(ctx, s.cfg.Clock, resumeDelay()) != nil {
+			if s.cfg.Link.WaitUp(ctx) != nil || link.Sleep(ctx, s.cfg.Clock, link.ResumeDelay()) != nil {
 				return nil
 			}
 			continue
@@ -165,7 +166,7 @@ func (s *Syncer) recordStore(ctx context.Context, err error) error {
 	s.storeErr = err
 	s.storeMu.Unlock()
 	if err == nil {
-		s.backoff = newBackoff()
+		s.backoff = link.NewBackoff()
 	}
 	return err
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/apiserver-lite/apiserver-lite/pkg/cloudsync/link"
 	"log/slog"
 	"sync"
 	"time"
@@ -82,16 +83,16 @@ func (k *VersionKeeper) Load(ctx context.Context) error {
 // answers, then again every versionRefreshInterval. It returns nil when
 // ctx ends.
 func (k *VersionKeeper) Run(ctx context.Context) error {
-	b := newBackoff()
+	b := link.NewBackoff()
 	for ctx.Err() == nil {
 		d := versionRefreshInterval
 		if err := k.Refresh(ctx); err != nil {
 			k.cfg.Logger.Debug("cloud version fetch failed, backing off", "err", err)
-			d = retryDelay(&b, err)
+			d = link.RetryDelay(&b, err)
 		} else {
-			b = newBackoff()
+			b = link.NewBackoff()
 		}
-		_ = sleep(ctx, k.cfg.Clock, d)
+		_ = link.Sleep(ctx, k.cfg.Clock, d)
 	}
 	return nil
 }

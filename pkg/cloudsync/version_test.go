@@ -3,6 +3,7 @@ package cloudsync
 import (
 	"context"
 	"errors"
+	"github.com/apiserver-lite/apiserver-lite/pkg/cloudsync/link"
 	"path/filepath"
 	"sync"
 	"testing"
@@ -114,7 +115,7 @@ func TestVersionKeeperRunRetries(t *testing.T) {
 			t.Fatalf("no version within %s", waitTimeout)
 		}
 		if clk.HasWaiters() {
-			clk.Step(backoffMaxDelay)
+			clk.Step(link.MaxRetryDelay)
 		}
 		time.Sleep(time.Millisecond)
 	}

@@ -3,6 +3,7 @@ package cloudsync
 import (
 	"context"
 	"fmt"
+	"github.com/apiserver-lite/apiserver-lite/pkg/cloudsync/link"
 	"math/rand/v2"
 	"strconv"
 	"time"
@@ -51,7 +52,7 @@ func (s *Syncer) watch(ctx context.Context) error {
 	dead := s.cfg.Link.Dead()
 	select {
 	case <-dead:
-		return errLinkDead
+		return link.ErrDead
 	default:
 	}
 	timeout := WatchTimeout()
@@ -77,7 +78,7 @@ func (s *Syncer) watch(ctx context.Context) error {
 
 // stops are what ends a cloud watch besides its context and the cloud.
 type stops struct {
-	// dead is closed when the link has been down too long (errLinkDead).
+	// dead is closed when the link has been down too long (link.ErrDead).
 	dead <-chan struct{}
 	// regressed is closed when a syncer reports the cloud regressed
 	// (errRegressedElsewhere).
@@ -87,7 +88,7 @@ type stops struct {
 // nextBatch waits for one event, then takes every event that has already
 // arrived, and, when that is a burst, those arriving within
 // groupCommitWindow, up to maxBatch in all. open is false once the cloud
-// closed the watch. It fails with errLinkDead or errRegressedElsewhere
+// closed the watch. It fails with link.ErrDead or errRegressedElsewhere
 // when one of stops is closed while it waits for the first event.
 func (s *Syncer) nextBatch(ctx context.Context, ch <-chan watch.Event, st stops) (b batch, open bool, err error) {
 	b.rv = s.rv
@@ -95,7 +96,7 @@ func (s *Syncer) nextBatch(ctx context.Context, ch <-chan watch.Event, st stops)
 	case <-ctx.Done():
 		return b, false, nil
 	case <-st.dead:
-		return b, false, errLinkDead
+		return b, false, link.ErrDead
 	case <-st.regressed:
 		return b, false, errRegressedElsewhere
 	case ev, ok := <-ch:

@@ -3,6 +3,7 @@ package holding
 import (
 	"context"
 	"errors"
+	"github.com/apiserver-lite/apiserver-lite/pkg/cloudsync/link"
 	"log/slog"
 	"net/http"
 	"slices"
@@ -42,7 +43,7 @@ func (s MetaAnswers) Delete(ctx context.Context, key string) error {
 // the cloud is unreachable. Tokens go to tokens, bound to pods held in
 // caches.
 func WithStoredAnswers(h http.Handler, res []cloudsync.Resource, store *metastore.Store, tokens tokencache.Store,
-	caches []*versioncache.Cache, node string, link *cloudsync.Link, log *slog.Logger) http.Handler {
+	caches []*versioncache.Cache, node string, link *link.Link, log *slog.Logger) http.Handler {
 	answers := MetaAnswers{store}
 	for _, r := range res {
 		if r.OnDemand { // node scope: get-only kinds are not synced

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/apiserver-lite/apiserver-lite/pkg/cloudsync/link"
 	"log/slog"
 	"sync"
 	"time"
@@ -50,7 +51,7 @@ type Config struct {
 	Source    func(r cloudsync.Resource) cache.ListerWatcherWithContext
 	Discovery cloudsync.Discoverer
 	Store     Store
-	Link      *cloudsync.Link
+	Link      *link.Link
 	Clock     clock.Clock
 	Logger    *slog.Logger
 }
@@ -161,7 +162,7 @@ func (d *Holder) ensureInfo(ctx context.Context, k Kind) error {
 	if _, ok := k.Cache.Info(); ok {
 		return nil
 	}
-	retry := cloudsync.NewRetrier(d.cfg.Clock)
+	retry := link.NewRetrier(d.cfg.Clock)
 	for {
 		info, err := cloudsync.DiscoverInfo(d.cfg.Discovery, k.Resource)
 		if err == nil {

@@ -3,6 +3,7 @@ package demand
 import (
 	"context"
 	"encoding/json"
+	"github.com/apiserver-lite/apiserver-lite/pkg/cloudsync/link/linktest"
 	"path/filepath"
 	"strconv"
 	"sync"
@@ -35,17 +36,6 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 	if err != nil {
 		t.Fatalf("timed out waiting for %s", what)
 	}
-}
-
-// newUpLink returns a running Link whose prober has seen the cloud.
-func newUpLink(t *testing.T) *cloudsync.Link {
-	l := cloudsync.NewLink(cloudsync.LinkConfig{Probe: func(context.Context) error { return nil }})
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { defer close(done); _ = l.Run(ctx) }()
-	t.Cleanup(func() { cancel(); <-done })
-	waitFor(t, "the link to come up", l.Connected)
-	return l
 }
 
 // demandCloud is the cloud at the network edge: named objects answered
@@ -170,7 +160,7 @@ func newLocal(t *testing.T, volumes ...corev1.Volume) local {
 // holder returns a Holder of l's kinds from cloud.
 func (l local) holder(t *testing.T, cloud *demandCloud) *Holder {
 	return New(Config{Pods: l.pods, Nodes: l.nodes, Secrets: l.secrets, ConfigMaps: l.cms, Source: cloud.source,
-		Discovery: demandDiscovery{}, Store: l.store, Link: newUpLink(t)})
+		Discovery: demandDiscovery{}, Store: l.store, Link: linktest.Up(t)})
 }
 
 // secretVolume mounts the secret name.

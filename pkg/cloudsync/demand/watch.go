@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/apiserver-lite/apiserver-lite/pkg/cloudsync/link"
 	"strconv"
 	"sync"
 
@@ -62,7 +63,7 @@ func (d *Holder) stopWorker(r nodescope.Ref) {
 // included, as a reflector does; only a first start or an expired
 // resourceVersion lists again. Failures are retried with backoff.
 func (d *Holder) watchObject(ctx context.Context, lw cache.ListerWatcherWithContext, r nodescope.Ref, gen uint64) {
-	retry := cloudsync.NewRetrier(d.cfg.Clock)
+	retry := link.NewRetrier(d.cfg.Clock)
 	var from uint64 // where the next watch resumes; 0: list first
 	for ctx.Err() == nil {
 		err := d.listWatchAlive(ctx, lw, r, gen, &from, retry.Reset)

@@ -3,6 +3,7 @@ package forpods
 import (
 	"context"
 	"fmt"
+	"github.com/apiserver-lite/apiserver-lite/pkg/cloudsync/link"
 	"log/slog"
 	"time"
 
@@ -49,10 +50,10 @@ type SyncDeps struct {
 	// Cloud is the daemon's cloud configuration; its address and CA are
 	// used, never its credentials.
 	Cloud     *rest.Config
-	Conns     *cloudsync.Conns
+	Conns     *link.Conns
 	Discovery cloudsync.Discoverer
 	Store     cloudsync.Store
-	Link      *cloudsync.Link
+	Link      *link.Link
 	Observer  cloudsync.Observer
 	Logger    *slog.Logger
 }
@@ -79,9 +80,9 @@ func CloudSync(d SyncDeps) Syncer {
 
 // tokenConfig is cloud's address and CA with tokens as the only
 // credential: a client certificate would win over the token at the cloud.
-func tokenConfig(cloud *rest.Config, conns *cloudsync.Conns, tokens oauth2.TokenSource) *rest.Config {
+func tokenConfig(cloud *rest.Config, conns *link.Conns, tokens oauth2.TokenSource) *rest.Config {
 	cfg := rest.AnonymousClientConfig(cloud)
 	cfg.Wrap(transport.TokenSourceWrapTransport(tokens))
-	cloudsync.ConfigureTransport(cfg, conns)
+	link.ConfigureTransport(cfg, conns)
 	return cfg
 }

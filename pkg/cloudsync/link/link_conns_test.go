@@ -1,4 +1,4 @@
-package cloudsync
+package link
 
 import (
 	"context"
@@ -47,7 +47,7 @@ func TestLinkDoesNotProbeWhileHeard(t *testing.T) {
 	clk := testingclock.NewFakeClock(time.Unix(1e9, 0))
 	p := &fakeProbe{}
 	conns := newFakeConns()
-	l := NewLink(LinkConfig{Probe: p.probe, Conns: conns, Clock: clk})
+	l := New(Config{Probe: p.probe, Conns: conns, Clock: clk})
 	runLink(t, l)
 	waitFor(t, "link up", l.Connected)
 	for range int(time.Hour / http2ReadIdleTimeout) {
@@ -75,7 +75,7 @@ func TestLinkProbesWhenAConnectionCloses(t *testing.T) {
 	clk := testingclock.NewFakeClock(time.Unix(1e9, 0))
 	p := &fakeProbe{}
 	conns := newFakeConns()
-	l := NewLink(LinkConfig{Probe: p.probe, Conns: conns, Clock: clk})
+	l := New(Config{Probe: p.probe, Conns: conns, Clock: clk})
 	runLink(t, l)
 	waitFor(t, "link up", l.Connected)
 	waitFor(t, "the prober to wait", clk.HasWaiters)
@@ -108,7 +108,7 @@ func TestLinkKeepsConnectionsOnAnAnswer(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			conns := newFakeConns()
-			l := NewLink(LinkConfig{Probe: func(context.Context) error { return tt.err }, Conns: conns,
+			l := New(Config{Probe: func(context.Context) error { return tt.err }, Conns: conns,
 				Clock: testingclock.NewFakeClock(time.Unix(1e9, 0))})
 			l.probe(context.Background())
 			if got := conns.closeAlls.Load(); got != tt.wantClose {
@@ -124,7 +124,7 @@ func TestLinkDownProbesJittered(t *testing.T) {
 	clk := newRecClock()
 	p := &fakeProbe{}
 	p.state.Store(probeRefused)
-	l := NewLink(LinkConfig{Probe: p.probe, Clock: clk})
+	l := New(Config{Probe: p.probe, Clock: clk})
 	runLink(t, l)
 	const probes = 20
 	for range probes {

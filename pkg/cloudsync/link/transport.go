@@ -1,4 +1,4 @@
-package cloudsync
+package link
 
 import (
 	"context"
@@ -85,7 +85,7 @@ func configureBase(t *http.Transport, conns *Conns) {
 	t.HTTP2 = h
 }
 
-// NewProbe returns a link probe for LinkConfig.Probe: a GET of probePath
+// NewProbe returns a link probe for Config.Probe: a GET of probePath
 // through cfg, so it shares the connections the watches use. A 429 is
 // returned as is: the Link counts it as reachable and waits out its
 // Retry-After.

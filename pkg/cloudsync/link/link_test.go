@@ -1,4 +1,4 @@
-package cloudsync
+package link
 
 import (
 	"context"
@@ -13,9 +13,12 @@ import (
 	testingclock "k8s.io/utils/clock/testing"
 )
 
+// waitTimeout bounds every wait of these tests.
+const waitTimeout = 10 * time.Second
+
 // newUpLink returns a Link whose prober has seen the cloud.
 func newUpLink() *Link {
-	l := NewLink(LinkConfig{Probe: func(context.Context) error { return nil }})
+	l := New(Config{Probe: func(context.Context) error { return nil }})
 	l.record(time.Now(), nil)
 	return l
 }
@@ -110,13 +113,13 @@ func isClosed(ch <-chan struct{}) bool {
 
 // downPause is the longest pause between two probes while the link is
 // down, jitter included.
-const downPause = time.Duration(float64(probeInterval) * (1 + backoffJitter))
+const downPause = MaxDownPause
 
 func TestLinkProberStates(t *testing.T) {
 	clk := testingclock.NewFakeClock(time.Unix(1e9, 0))
 	p := &fakeProbe{}
-	l := NewLink(LinkConfig{Probe: p.probe, Clock: clk, WatchProgressTimeout: 6 * time.Second})
-	up := l.upChan()
+	l := New(Config{Probe: p.probe, Clock: clk, WatchProgressTimeout: 6 * time.Second})
+	up := l.Up()
 	runLink(t, l)
 	waitFor(t, "link up", l.Connected)
 	if !isClosed(up) {
@@ -129,7 +132,7 @@ func TestLinkProberStates(t *testing.T) {
 	stepProbe(t, clk, p, 6*time.Second)
 	waitFor(t, "link down", func() bool { return !l.Connected() })
 	dead := l.Dead()
-	up = l.upChan()
+	up = l.Up()
 	for range 2 { // at most 5 s down: not yet past the 6 s watch progress timeout
 		stepProbe(t, clk, p, downPause)
 	}
@@ -154,7 +157,7 @@ func TestLinkProbeTimesOutOnBlackHole(t *testing.T) {
 	clk := testingclock.NewFakeClock(time.Unix(1e9, 0))
 	p := &fakeProbe{}
 	p.state.Store(probeBlackHole)
-	l := NewLink(LinkConfig{Probe: p.probe, Clock: clk})
+	l := New(Config{Probe: p.probe, Clock: clk})
 	done := make(chan struct{})
 	go func() { defer close(done); l.probe(context.Background()) }()
 	waitFor(t, "the probe timer", clk.HasWaiters)
@@ -172,12 +175,12 @@ func TestLinkProbeTimesOutOnBlackHole(t *testing.T) {
 }
 
 func TestBackoffCappedIncludingJitter(t *testing.T) {
-	b := newBackoff()
+	b := NewBackoff()
 	var prev time.Duration
 	for i := range 100 {
 		d := b.Step()
-		if d > backoffMaxDelay {
-			t.Fatalf("step %d: got %v, want at most %v", i, d, backoffMaxDelay)
+		if d > MaxRetryDelay {
+			t.Fatalf("step %d: got %v, want at most %v", i, d, MaxRetryDelay)
 		}
 		if i > 20 && d < backoffCap {
 			t.Fatalf("step %d: got %v, want at least the cap %v", i, d, backoffCap)
@@ -190,20 +193,20 @@ func TestBackoffCappedIncludingJitter(t *testing.T) {
 }
 
 func TestRelistSlots(t *testing.T) {
-	l := NewLink(LinkConfig{Probe: func(context.Context) error { return nil }, MaxConcurrentRelists: 2})
+	l := New(Config{Probe: func(context.Context) error { return nil }, MaxConcurrentRelists: 2})
 	ctx := context.Background()
 	for range 2 {
-		if err := l.acquireRelist(ctx); err != nil {
+		if err := l.AcquireRelist(ctx); err != nil {
 			t.Fatalf("acquire: %v", err)
 		}
 	}
 	short, cancel := context.WithTimeout(ctx, 10*time.Millisecond)
 	defer cancel()
-	if err := l.acquireRelist(short); err == nil {
+	if err := l.AcquireRelist(short); err == nil {
 		t.Fatalf("third acquire: got a slot, want it to wait")
 	}
-	l.releaseRelist()
-	if err := l.acquireRelist(ctx); err != nil {
+	l.ReleaseRelist()
+	if err := l.AcquireRelist(ctx); err != nil {
 		t.Errorf("acquire after release: %v", err)
 	}
 }
@@ -224,7 +227,7 @@ func TestLinkProbeHonoursRetryAfter(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			clk := newRecClock()
 			busy := func(context.Context) error { return apierrors.NewTooManyRequests("busy", tt.secs) }
-			l := NewLink(LinkConfig{Probe: busy, Clock: clk})
+			l := New(Config{Probe: busy, Clock: clk})
 			ctx, cancel := context.WithCancel(context.Background())
 			done := make(chan error, 1)
 			go func() { done <- l.Run(ctx) }()

@@ -1,4 +1,4 @@
-package cloudsync
+package link
 
 import (
 	"context"

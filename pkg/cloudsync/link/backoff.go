@@ -1,4 +1,4 @@
-package cloudsync
+package link
 
 import (
 	"context"
@@ -15,43 +15,43 @@ const (
 	// backoffInitial is the first retry delay after a failed list, watch
 	// or commit.
 	backoffInitial = 500 * time.Millisecond
-	// backoffMaxDelay caps every retry delay, jitter included, so a cloud
+	// MaxRetryDelay caps every retry delay, jitter included, so a cloud
 	// that returns without the link prober noticing is still retried
 	// within it.
-	backoffMaxDelay = 10 * time.Second
+	MaxRetryDelay = 10 * time.Second
 	// backoffFactor doubles the delay on each consecutive failure.
 	backoffFactor = 2.0
 	// backoffJitter spreads retries of many edge nodes by up to +25%, so
 	// they do not reconnect to the cloud in lockstep after an outage.
 	backoffJitter = 0.25
 	// backoffCap is the un-jittered cap: wait.Backoff adds the jitter on
-	// top of it, so backoffCap*(1+backoffJitter) == backoffMaxDelay.
-	backoffCap = time.Duration(float64(backoffMaxDelay) / (1 + backoffJitter))
+	// top of it, so backoffCap*(1+backoffJitter) == MaxRetryDelay.
+	backoffCap = time.Duration(float64(MaxRetryDelay) / (1 + backoffJitter))
 	// maxRetryAfter bounds how long a cloud's Retry-After may pause a
 	// sync, so a bogus header cannot stall it for hours.
 	maxRetryAfter = 5 * time.Minute
-	// reconnectSpread bounds the random delay of a syncer resuming because
+	// ReconnectSpread bounds the random delay of a syncer resuming because
 	// the link came back: a cloud restart brings every link of a fleet
 	// back within a probe interval, and the fleet's watches then return
 	// spread over this window rather than at once. Short against the 10 s
 	// resume after a link cut.
-	reconnectSpread = 3 * time.Second
+	ReconnectSpread = 3 * time.Second
 )
 
-// resumeDelay is a syncer's random delay in [0, reconnectSpread) after
+// ResumeDelay is a syncer's random delay in [0, ReconnectSpread) after
 // the link came back.
-func resumeDelay() time.Duration { return rand.N(reconnectSpread) }
+func ResumeDelay() time.Duration { return rand.N(ReconnectSpread) }
 
-// newBackoff returns the retry schedule of a sync that has not failed
+// NewBackoff returns the retry schedule of a sync that has not failed
 // since its last successful commit.
-func newBackoff() wait.Backoff {
+func NewBackoff() wait.Backoff {
 	return wait.Backoff{Duration: backoffInitial, Factor: backoffFactor, Jitter: backoffJitter,
 		Steps: math.MaxInt32, Cap: backoffCap}
 }
 
-// retryDelay is how long to wait after err: the next backoff step, or the
+// RetryDelay is how long to wait after err: the next backoff step, or the
 // cloud's Retry-After when that is longer.
-func retryDelay(b *wait.Backoff, err error) time.Duration {
+func RetryDelay(b *wait.Backoff, err error) time.Duration {
 	d := b.Step()
 	if secs, ok := apierrors.SuggestsClientDelay(err); ok {
 		d = max(d, min(time.Duration(secs)*time.Second, maxRetryAfter))
@@ -59,30 +59,8 @@ func retryDelay(b *wait.Backoff, err error) time.Duration {
 	return d
 }
 
-// pause waits after a failed sync attempt for the retry delay, or until
-// up is closed (the link prober saw the link come back since the attempt
-// started) and then resumeDelay, whichever is first; a cloud's
-// Retry-After is always waited out. It returns ctx.Err() if ctx ends
-// first.
-func (s *Syncer) pause(ctx context.Context, err error, up <-chan struct{}) error {
-	d := retryDelay(&s.backoff, err)
-	if _, ok := apierrors.SuggestsClientDelay(err); ok {
-		up = nil // the cloud itself asked for the pause
-	}
-	t := s.cfg.Clock.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C():
-	case <-up:
-		return sleep(ctx, s.cfg.Clock, resumeDelay())
-	}
-	return nil
-}
-
 // sleep waits d on c. It returns ctx.Err() if ctx ends first.
-func sleep(ctx context.Context, c clock.Clock, d time.Duration) error {
+func Sleep(ctx context.Context, c clock.Clock, d time.Duration) error {
 	t := c.NewTimer(d)
 	defer t.Stop()
 	select {
@@ -94,7 +72,7 @@ func sleep(ctx context.Context, c clock.Clock, d time.Duration) error {
 }
 
 // Retrier paces the retries of a failing cloud call as a syncer's are
-// paced: jittered exponential delays up to backoffMaxDelay, or the
+// paced: jittered exponential delays up to MaxRetryDelay, or the
 // cloud's Retry-After when longer. Not safe for concurrent use.
 type Retrier struct {
 	clock   clock.Clock
@@ -103,14 +81,14 @@ type Retrier struct {
 
 // NewRetrier returns a Retrier whose delays start over, timed on c.
 func NewRetrier(c clock.Clock) *Retrier {
-	return &Retrier{clock: c, backoff: newBackoff()}
+	return &Retrier{clock: c, backoff: NewBackoff()}
 }
 
 // Reset starts the delays over, after a call succeeded.
-func (r *Retrier) Reset() { r.backoff = newBackoff() }
+func (r *Retrier) Reset() { r.backoff = NewBackoff() }
 
 // Wait sleeps the delay after err. It returns ctx.Err() if ctx ends
 // first.
 func (r *Retrier) Wait(ctx context.Context, err error) error {
-	return sleep(ctx, r.clock, retryDelay(&r.backoff, err))
+	return Sleep(ctx, r.clock, RetryDelay(&r.backoff, err))
 }

@@ -1,4 +1,4 @@
-package cloudsync
+package link
 
 import (
 	"context"
@@ -31,17 +31,20 @@ const (
 	// the cloud, so a node reconnecting with many resources does not fire
 	// them all at once.
 	DefaultMaxConcurrentRelists = 2
+	// MaxDownPause is the longest pause between two probes while the link
+	// is down, jitter included.
+	MaxDownPause = time.Duration(float64(probeInterval) * (1 + backoffJitter))
 )
 
 // errProbeTimeout means a probe got no answer within probeTimeout.
 var errProbeTimeout = errors.New("cloud link probe timed out")
 
-// errLinkDead means the link probes have failed for longer than the watch
+// ErrDead means the link probes have failed for longer than the watch
 // progress timeout, so a cloud watch cannot be trusted to be alive.
-var errLinkDead = errors.New("cloud link down longer than the watch progress timeout")
+var ErrDead = errors.New("cloud link down longer than the watch progress timeout")
 
-// LinkConfig wires a Link. Probe is required.
-type LinkConfig struct {
+// Config wires a Link. Probe is required.
+type Config struct {
 	// Probe sends one cheap request to the cloud; see NewProbe.
 	Probe func(ctx context.Context) error
 	// Conns are the cloud's connections, the liveness signal while the
@@ -67,7 +70,7 @@ type LinkConfig struct {
 // been dead for too long, and share its bound on concurrent relists. Safe
 // for concurrent use.
 type Link struct {
-	cfg LinkConfig
+	cfg Config
 	// relists holds one token per relist in flight. Immutable.
 	relists chan struct{}
 
@@ -92,9 +95,9 @@ type Link struct {
 	regressedCh chan struct{}
 }
 
-// NewLink returns a Link that is not connected until its first probe
+// New returns a Link that is not connected until its first probe
 // succeeds.
-func NewLink(cfg LinkConfig) *Link {
+func New(cfg Config) *Link {
 	if cfg.WatchProgressTimeout <= 0 {
 		cfg.WatchProgressTimeout = DefaultWatchProgressTimeout
 	}
@@ -129,7 +132,7 @@ func (l *Link) Run(ctx context.Context) error {
 			l.waitSilent(ctx, retryAfter)
 			continue
 		}
-		_ = sleep(ctx, l.cfg.Clock, max(wait.Jitter(probeInterval, backoffJitter), retryAfter))
+		_ = Sleep(ctx, l.cfg.Clock, max(wait.Jitter(probeInterval, backoffJitter), retryAfter))
 	}
 	return nil
 }
@@ -261,8 +264,8 @@ func (l *Link) upLocked() {
 	l.upCh = make(chan struct{})
 }
 
-// upChan returns a channel closed when the link next comes up.
-func (l *Link) upChan() <-chan struct{} {
+// Up returns a channel closed when the link next comes up.
+func (l *Link) Up() <-chan struct{} {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.upCh
@@ -276,20 +279,20 @@ func (l *Link) Dead() <-chan struct{} {
 	return l.deadCh
 }
 
-// regressedChan returns a channel closed when a syncer next reports the
+// Regressed returns a channel closed when a syncer next reports the
 // cloud's history behind the stored one.
-func (l *Link) regressedChan() <-chan struct{} {
+func (l *Link) Regressed() <-chan struct{} {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.regressedCh
 }
 
-// reportRegressed tells every syncer that resource found the cloud's
+// ReportRegressed tells every syncer that resource found the cloud's
 // history behind the stored one, and returns the channel of the next
 // report. The cloud's resource versions are shared by all its resources,
 // so all of them relist: a resource whose watermark the rebuilt cloud's
 // writes have already passed can no longer tell by itself.
-func (l *Link) reportRegressed(resource string) <-chan struct{} {
+func (l *Link) ReportRegressed(resource string) <-chan struct{} {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.cfg.Logger.Warn("cloud history is behind the stored one, every resource relists", "foundBy", resource)
@@ -315,9 +318,9 @@ func (l *Link) WaitUp(ctx context.Context) error {
 	}
 }
 
-// acquireRelist waits for a relist slot. The caller calls releaseRelist
+// AcquireRelist waits for a relist slot. The caller calls ReleaseRelist
 // when its relist is done.
-func (l *Link) acquireRelist(ctx context.Context) error {
+func (l *Link) AcquireRelist(ctx context.Context) error {
 	select {
 	case l.relists <- struct{}{}:
 		return nil
@@ -326,4 +329,4 @@ func (l *Link) acquireRelist(ctx context.Context) error {
 	}
 }
 
-func (l *Link) releaseRelist() { <-l.relists }
+func (l *Link) ReleaseRelist() { <-l.relists }

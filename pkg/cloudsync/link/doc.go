@@ -1,0 +1,23 @@
+// Package link decides whether the cloud is reachable, and owns the
+// cloud's connections: their transport, their liveness, and the pace of
+// retries against it. It imports nothing of the project's stores.
+//
+// One Link per cloud alone decides whether it is up. While it is up the
+// cloud's connections are the liveness signal: their HTTP/2 PINGs (sent
+// after 5 s without a frame, the connection closed after 5 s more without
+// an answer), watch events and bookmarks; the Link probes (GET /version
+// with a short timeout) only when a connection closes or all were silent
+// for the watch progress timeout, and a probe without an answer closes
+// every connection, so the next request dials anew. While it is down it
+// probes every few seconds, jittered. Failures are retried with
+// jittered exponential backoff (wait.Backoff, at most 10 s jitter
+// included), cut short when the Link sees the cloud come back. When the
+// probes have failed for longer than the watch progress timeout, every
+// cloud watch is treated as dead (ErrDead) and re-established once the
+// link works. HTTP/2 PINGs on the cloud transport end watches on
+// half-open connections.
+//
+// The Link also bounds the full relists in flight (AcquireRelist) and
+// tells every syncer when one found the cloud's history behind the stored
+// one (ReportRegressed), so all of them relist.
+package link
