@@ -15,7 +15,6 @@ import (
 	"github.com/apiserver-lite/apiserver-lite/pkg/cloudsync"
 	"github.com/apiserver-lite/apiserver-lite/pkg/holding"
 	"github.com/apiserver-lite/apiserver-lite/pkg/metastore"
-	"github.com/apiserver-lite/apiserver-lite/pkg/snapshot"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -211,35 +210,6 @@ func BenchmarkColdStart(b *testing.B) {
 				total += coldStart(b, data, cfgFile, kc)
 			}
 			b.ReportMetric(float64(total.Milliseconds())/float64(b.N), "ms/start")
-		})
-	}
-}
-
-// The node name is stored on a first start and when it changes.
-func TestRecordNodeName(t *testing.T) {
-	for _, tc := range []struct{ name, stored, node string }{
-		{"first start", "", "n1"},
-		{"same node", "n1", "n1"},
-		{"renamed node", "n1", "n2"},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			ctx := context.Background()
-			st, err := metastore.Open(ctx, filepath.Join(t.TempDir(), dbFile))
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer st.Close()
-			if tc.stored != "" {
-				if err := st.PutMeta(ctx, snapshot.NodeNameKey, []byte(tc.stored)); err != nil {
-					t.Fatal(err)
-				}
-			}
-			if err := recordNodeName(ctx, st, tc.node); err != nil {
-				t.Fatalf("recordNodeName: %v", err)
-			}
-			if got, err := st.GetMeta(ctx, snapshot.NodeNameKey); err != nil || string(got) != tc.node {
-				t.Errorf("stored node name: got %q, %v, want %q", got, err, tc.node)
-			}
 		})
 	}
 }

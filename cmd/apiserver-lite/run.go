@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/apiserver-lite/apiserver-lite/pkg/cloudsync/link"
+	"github.com/apiserver-lite/apiserver-lite/pkg/startup"
 	"log/slog"
 	"net/http"
 	"os"
@@ -19,7 +20,6 @@ import (
 	"github.com/apiserver-lite/apiserver-lite/pkg/listwatch"
 	"github.com/apiserver-lite/apiserver-lite/pkg/metastore"
 	"github.com/apiserver-lite/apiserver-lite/pkg/operations"
-	"github.com/apiserver-lite/apiserver-lite/pkg/snapshot"
 	"github.com/apiserver-lite/apiserver-lite/pkg/versioncache"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/metadata"
@@ -106,7 +106,7 @@ func serve(ctx context.Context, cfg config, res []cloudsync.Resource, store *met
 		return err
 	}
 	res = append(res, forPods...)
-	caches, err := prepareStore(ctx, cfg, res, store, log)
+	caches, err := startup.Prepare(ctx, store, storedResources(res), cfg.NodeName, cfg.WatchCacheSize, log)
 	if err != nil {
 		return err
 	}
@@ -186,31 +186,6 @@ func newLink(cfg config, cloud *rest.Config, conns *link.Conns, log *slog.Logger
 	}
 	return link.New(link.Config{Probe: probe, Conns: conns, WatchProgressTimeout: cfg.WatchProgressTimeout,
 		MaxConcurrentRelists: cfg.MaxConcurrentRelists, Logger: log}), nil
-}
-
-// prepareStore drops the state of unconfigured resources, records the
-// node name (snapshots carry it) and restores one cache per resource.
-func prepareStore(ctx context.Context, cfg config, res []cloudsync.Resource, store *metastore.Store, log *slog.Logger) ([]*versioncache.Cache, error) {
-	if err := pruneStore(ctx, store, res, log); err != nil {
-		return nil, err
-	}
-	if err := recordNodeName(ctx, store, cfg.NodeName); err != nil {
-		return nil, fmt.Errorf("record node name: %w", err)
-	}
-	return cloudsync.Restore(ctx, store, res, cfg.WatchCacheSize, log)
-}
-
-// recordNodeName stores the node name unless it is stored already: a
-// restart then reads it instead of waiting for a durable write.
-func recordNodeName(ctx context.Context, store *metastore.Store, node string) error {
-	stored, err := store.GetMeta(ctx, snapshot.NodeNameKey)
-	if err == nil && string(stored) == node {
-		return nil
-	}
-	if err != nil && !errors.Is(err, metastore.ErrNotFound) {
-		return err
-	}
-	return store.PutMeta(ctx, snapshot.NodeNameKey, []byte(node))
 }
 
 // daemonLoops are what runUntilDone runs and stops.
@@ -333,4 +308,13 @@ func newVersionKeeper(ctx context.Context, cl cloudClients, store *metastore.Sto
 		return nil, err
 	}
 	return k, nil
+}
+
+// storedResources names res for startup.
+func storedResources(res []cloudsync.Resource) []startup.Resource {
+	out := make([]startup.Resource, len(res))
+	for i, r := range res {
+		out[i] = r.Stored()
+	}
+	return out
 }

@@ -13,12 +13,8 @@
 // stored objects page by page, and a burst of watch events is committed
 // together (group commit) before it is fanned out.
 //
-// Restore turns the stored state into caches at start-up, before the local
-// API opens: a cold start's cost. It restores two resources at a time,
-// decodes each resource's objects on every core while the store is still
-// reading them, and decodes the event log's own object versions likewise;
-// the caches and the shared versions are exactly those of a one-by-one
-// restore.
+// Package startup turns the stored state into the caches a syncer starts
+// from, and reloads a cache when the cache refuses a batch.
 //
 // On start a Syncer resumes the watch from the stored watermark. It relists
 // only when the cloud answers 410 Gone/Expired; the relist result is diffed

@@ -3,6 +3,7 @@ package cloudsync
 import (
 	"context"
 	"fmt"
+	"github.com/apiserver-lite/apiserver-lite/pkg/startup"
 	"io"
 	"log/slog"
 	"path/filepath"
@@ -50,7 +51,7 @@ func startNode(t *testing.T, path string) *node {
 	if err != nil {
 		t.Fatal(err)
 	}
-	RestoreCache(c, snap, discard)
+	startup.Fill(c, snap, discard)
 	return &node{store: st, cache: c}
 }
 

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"github.com/apiserver-lite/apiserver-lite/pkg/cloudsync/link"
 	"github.com/apiserver-lite/apiserver-lite/pkg/cloudsync/link/linktest"
+	"github.com/apiserver-lite/apiserver-lite/pkg/startup"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -40,7 +41,7 @@ func seedSynced(t *testing.T, e *env, rv uint64) {
 	if err := e.store.Apply(context.Background(), e.res.Key(), ops, rv); err != nil {
 		t.Fatalf("seed: %v", err)
 	}
-	objs, wm, err := loadState(context.Background(), e.store, e.res.Key(), discard)
+	objs, wm, err := startup.LoadObjects(context.Background(), e.store, e.res.Key(), discard)
 	if err != nil {
 		t.Fatalf("load: %v", err)
 	}

@@ -22,14 +22,6 @@ type Store interface {
 	PutMeta(ctx context.Context, key string, value []byte) error
 }
 
-// RestoreStore is what Restore reads. *metastore.Store satisfies it.
-type RestoreStore interface {
-	// LoadSnapshot returns a resource's objects, watermark and event log.
-	LoadSnapshot(ctx context.Context, resource string) (metastore.Snapshot, error)
-	// GetMeta returns metastore.ErrNotFound for a key never stored.
-	GetMeta(ctx context.Context, key string) ([]byte, error)
-}
-
 // Cache is the side local clients read. *versioncache.Cache satisfies it.
 type Cache interface {
 	Ready() bool

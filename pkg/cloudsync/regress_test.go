@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/apiserver-lite/apiserver-lite/pkg/startup"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -123,7 +124,7 @@ func TestCloudRVRegressionReplacesLocalState(t *testing.T) {
 			if err := e.store.Apply(context.Background(), e.res.Key(), seed, 100); err != nil {
 				t.Fatalf("seed: %v", err)
 			}
-			objs, wm, _ := loadState(context.Background(), e.store, e.res.Key(), discard)
+			objs, wm, _ := startup.LoadObjects(context.Background(), e.store, e.res.Key(), discard)
 			e.cache.Replace(objs, wm)
 			local, err := e.cache.Watch(100, false, versioncache.Predicate{})
 			if err != nil {
@@ -168,7 +169,7 @@ func TestWatchAddedWithOtherUIDRelists(t *testing.T) {
 	if err := e.store.Apply(context.Background(), e.res.Key(), seed, 100); err != nil {
 		t.Fatalf("seed: %v", err)
 	}
-	objs, wm, _ := loadState(context.Background(), e.store, e.res.Key(), discard)
+	objs, wm, _ := startup.LoadObjects(context.Background(), e.store, e.res.Key(), discard)
 	e.cache.Replace(objs, wm)
 	first := watch.NewFakeWithChanSize(2, false)
 	first.Add(withUID(cm("a", "recreated-elsewhere", 101, "x"), "u7"))
@@ -211,7 +212,7 @@ func TestWatchDeleteThenAddIsNoConflict(t *testing.T) {
 	if err := e.store.Apply(context.Background(), e.res.Key(), seed, 100); err != nil {
 		t.Fatalf("seed: %v", err)
 	}
-	objs, wm, _ := loadState(context.Background(), e.store, e.res.Key(), discard)
+	objs, wm, _ := startup.LoadObjects(context.Background(), e.store, e.res.Key(), discard)
 	e.cache.Replace(objs, wm)
 	fw := watch.NewFakeWithChanSize(2, false)
 	fw.Delete(withUID(cm("a", "one", 101, "old"), "u1"))
@@ -238,7 +239,7 @@ func TestRegressionFoundByOneResourceRelistsTheOthers(t *testing.T) {
 		if err := e.store.Apply(context.Background(), e.res.Key(), ops, wm); err != nil {
 			t.Fatalf("seed: %v", err)
 		}
-		stored, got, _ := loadState(context.Background(), e.store, e.res.Key(), discard)
+		stored, got, _ := startup.LoadObjects(context.Background(), e.store, e.res.Key(), discard)
 		e.cache.Replace(stored, got)
 	}
 	finder, other := mustEnv(t, t.TempDir()), mustEnv(t, t.TempDir())

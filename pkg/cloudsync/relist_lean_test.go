@@ -3,6 +3,7 @@ package cloudsync
 import (
 	"context"
 	"fmt"
+	"github.com/apiserver-lite/apiserver-lite/pkg/startup"
 	"slices"
 	"strings"
 	"sync"
@@ -100,7 +101,7 @@ func runRelist(t *testing.T, seed []*unstructured.Unstructured, wm uint64, cloud
 	if err := e.store.Apply(context.Background(), e.res.Key(), ops, wm); err != nil {
 		t.Fatalf("seed: %v", err)
 	}
-	objs, _, _ := loadState(context.Background(), e.store, e.res.Key(), discard)
+	objs, _, _ := startup.LoadObjects(context.Background(), e.store, e.res.Key(), discard)
 	e.cache.Replace(objs, wm)
 	local, err := e.cache.Watch(wm, false, versioncache.Predicate{})
 	if err != nil {
@@ -294,7 +295,7 @@ func TestLeanRelistOffAfterUnsupported(t *testing.T) {
 			t.Fatalf("seed: %v", err)
 		}
 	}
-	objs, wm, _ := loadState(context.Background(), e.store, e.res.Key(), discard)
+	objs, wm, _ := startup.LoadObjects(context.Background(), e.store, e.res.Key(), discard)
 	e.cache.Replace(objs, wm)
 	cloud := &leanCloud{rv: 60, objs: leanSeed(), metaErr: apierrors.NewGenericServerResponse(415, "list", schema.GroupResource{}, "", "", 0, false)}
 	e.lw.list = func(metav1.ListOptions) (runtime.Object, error) { return cmList(cloud.rv, cloud.objs...), nil }

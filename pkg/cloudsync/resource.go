@@ -1,6 +1,7 @@
 package cloudsync
 
 import (
+	"github.com/apiserver-lite/apiserver-lite/pkg/startup"
 	"net/url"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -55,3 +56,8 @@ func (r Resource) Key() string {
 // InfoKey is the metastore meta key holding the resource's discovery
 // information, so an offline restart can still serve it.
 func (r Resource) InfoKey() string { return "info/" + r.Key() }
+
+// Stored names r for startup.LoadCaches.
+func (r Resource) Stored() startup.Resource {
+	return startup.Resource{GVR: r.GVR, Key: r.Key(), InfoKey: r.InfoKey()}
+}

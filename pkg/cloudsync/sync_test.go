@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"github.com/apiserver-lite/apiserver-lite/pkg/cloudsync/link"
 	"github.com/apiserver-lite/apiserver-lite/pkg/cloudsync/link/linktest"
+	"github.com/apiserver-lite/apiserver-lite/pkg/startup"
 	"path/filepath"
 	"strconv"
 	"sync"
@@ -210,7 +211,7 @@ func TestResumeFromWatermarkWithoutList(t *testing.T) {
 	if err := e.store.Apply(context.Background(), e.res.Key(), ops, 20); err != nil {
 		t.Fatalf("seed: %v", err)
 	}
-	objs, wm, err := loadState(context.Background(), e.store, e.res.Key(), discard)
+	objs, wm, err := startup.LoadObjects(context.Background(), e.store, e.res.Key(), discard)
 	if err != nil {
 		t.Fatalf("load: %v", err)
 	}
@@ -258,7 +259,7 @@ func TestRelistAfter410PublishesDiff(t *testing.T) {
 	if err := e.store.Apply(context.Background(), e.res.Key(), seed, 10); err != nil {
 		t.Fatalf("seed: %v", err)
 	}
-	objs, _, _ := loadState(context.Background(), e.store, e.res.Key(), discard)
+	objs, _, _ := startup.LoadObjects(context.Background(), e.store, e.res.Key(), discard)
 	e.cache.SetInfo(versioncache.Info{Name: "configmaps", Kind: "ConfigMap", Namespaced: true})
 	e.cache.Replace(objs, 10)
 	local, err := e.cache.Watch(10, false, versioncache.Predicate{})

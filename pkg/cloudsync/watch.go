@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"github.com/apiserver-lite/apiserver-lite/pkg/cloudsync/link"
+	"github.com/apiserver-lite/apiserver-lite/pkg/startup"
 	"math/rand/v2"
 	"strconv"
 	"time"
@@ -210,7 +211,7 @@ func (s *Syncer) commit(ctx context.Context, b batch) error {
 // reloadCache replaces the cache's state with the stored one. Local
 // watchers are restarted by it and relist if they are behind.
 func (s *Syncer) reloadCache(ctx context.Context) error {
-	objs, wm, err := loadState(ctx, s.cfg.Store, s.key, s.log)
+	objs, wm, err := startup.LoadObjects(ctx, s.cfg.Store, s.key, s.log)
 	if err != nil {
 		return fmt.Errorf("reload cache: %w", err)
 	}

@@ -7,6 +7,10 @@ import (
 	"fmt"
 )
 
+// NodeNameKey is the meta key holding the node name the daemon last ran
+// as; snapshots carry it, and restoring one refuses another node's.
+const NodeNameKey = "daemon/node-name"
+
 const (
 	putMetaSQL = `INSERT INTO meta (key, value) VALUES (?, ?)
 ON CONFLICT (key) DO UPDATE SET value = excluded.value`

@@ -7,7 +7,6 @@ import (
 
 	"github.com/apiserver-lite/apiserver-lite/pkg/holding/forpods"
 	"github.com/apiserver-lite/apiserver-lite/pkg/metastore"
-	"github.com/apiserver-lite/apiserver-lite/pkg/snapshot"
 )
 
 // SourceDataDir is the Source of a Status read from a data dir.
@@ -15,11 +14,11 @@ const SourceDataDir = "data-dir"
 
 // InspectDataDir reads a stopped daemon's store read-only.
 func InspectDataDir(ctx context.Context, path string) (Status, error) {
-	rep, err := metastore.Inspect(ctx, path, snapshot.NodeNameKey)
+	rep, err := metastore.Inspect(ctx, path, metastore.NodeNameKey)
 	if err != nil {
 		return Status{}, err
 	}
-	doc := Status{Source: SourceDataDir, Node: string(rep.Meta[snapshot.NodeNameKey]), SchemaVersion: rep.SchemaVersion,
+	doc := Status{Source: SourceDataDir, Node: string(rep.Meta[metastore.NodeNameKey]), SchemaVersion: rep.SchemaVersion,
 		Integrity: rep.Integrity, Resources: []ResourceStatus{}}
 	for _, r := range rep.Resources {
 		doc.Resources = append(doc.Resources, ResourceStatus{Resource: labelOfKey(r.Key), Key: r.Key,

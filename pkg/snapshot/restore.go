@@ -44,14 +44,14 @@ token reviews and authorization decisions, answers of get-only kinds; the TLS do
 // another node's snapshot and, without Force, an existing store. It says
 // what it restored on out.
 func Restore(ctx context.Context, o RestoreOptions, out io.Writer) error {
-	rep, err := metastore.Inspect(ctx, o.File, NodeNameKey)
+	rep, err := metastore.Inspect(ctx, o.File, metastore.NodeNameKey)
 	if err != nil {
 		return fmt.Errorf("snapshot restore: %w", err)
 	}
 	if rep.Integrity != "ok" {
 		return fmt.Errorf("snapshot restore: %s is damaged: %s", o.File, rep.Integrity)
 	}
-	if from := string(rep.Meta[NodeNameKey]); from != "" && from != o.Node {
+	if from := string(rep.Meta[metastore.NodeNameKey]); from != "" && from != o.Node {
 		return fmt.Errorf("snapshot restore: %s was taken on node %q and holds only what that node may read; refusing to seed node %q", o.File, from, o.Node)
 	}
 	dst := filepath.Join(o.DataDir, o.DBFile)

@@ -24,7 +24,7 @@ func mustSnapshot(t *testing.T) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := st.PutMeta(ctx, NodeNameKey, []byte("n1")); err != nil {
+	if err := st.PutMeta(ctx, metastore.NodeNameKey, []byte("n1")); err != nil {
 		t.Fatal(err)
 	}
 	if err := st.PutMeta(ctx, tokencache.Prefix+"uid/k", []byte("token")); err != nil {
@@ -80,7 +80,7 @@ func TestRestore(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	if got, err := st.GetMeta(ctx, NodeNameKey); err != nil || string(got) != "n1" {
+	if got, err := st.GetMeta(ctx, metastore.NodeNameKey); err != nil || string(got) != "n1" {
 		t.Errorf("node name: got %q, %v, want n1", got, err)
 	}
 	if _, err := st.GetMeta(ctx, tokencache.Prefix+"uid/k"); err == nil {

@@ -11,10 +11,6 @@ import (
 	"github.com/apiserver-lite/apiserver-lite/pkg/metastore"
 )
 
-// NodeNameKey is the meta key holding the node name the daemon last ran
-// as; snapshots carry it, and restore refuses another node's.
-const NodeNameKey = "daemon/node-name"
-
 // leavesOut are the meta prefixes a snapshot leaves out: every credential
 // the node holds (its stored TokenRequest answers, the TLS door's reviewed
 // tokens and authorization decisions) and the answers of get-only kinds.
@@ -29,7 +25,7 @@ func Save(ctx context.Context, db, file string, out io.Writer) error {
 	if err := metastore.Backup(ctx, db, file, leavesOut...); err != nil {
 		return err
 	}
-	rep, err := metastore.Inspect(ctx, file, NodeNameKey)
+	rep, err := metastore.Inspect(ctx, file, metastore.NodeNameKey)
 	if err != nil {
 		return err
 	}
@@ -38,6 +34,6 @@ func Save(ctx context.Context, db, file string, out io.Writer) error {
 		sealed = "Secrets encrypted with the state key"
 	}
 	_, err = fmt.Fprintf(out, "snapshot %s: node %q, %d resources, integrity %s, %s, no credentials\n",
-		file, rep.Meta[NodeNameKey], len(rep.Resources), rep.Integrity, sealed)
+		file, rep.Meta[metastore.NodeNameKey], len(rep.Resources), rep.Integrity, sealed)
 	return err
 }

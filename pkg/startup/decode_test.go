@@ -1,4 +1,4 @@
-package cloudsync
+package startup
 
 import (
 	"context"

@@ -1,4 +1,4 @@
-package cloudsync
+package startup
 
 import (
 	"github.com/apiserver-lite/apiserver-lite/pkg/metastore"

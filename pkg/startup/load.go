@@ -1,4 +1,4 @@
-package cloudsync
+package startup
 
 import (
 	"context"
@@ -12,19 +12,19 @@ import (
 	"github.com/apiserver-lite/apiserver-lite/pkg/versioncache"
 )
 
-// restoreWorkers bounds how many resources Restore reads and decodes at
+// restoreWorkers bounds how many resources LoadCaches reads and decodes at
 // once: two keep the store's read of one resource overlapping the decode
 // of another on a node's few cores, without holding every resource's
 // stored bytes in memory at the same time.
 const restoreWorkers = 2
 
-// Restore builds one cache of size events per resource and fills each from
+// LoadCaches builds one cache of size events per resource and fills each from
 // the store, so the last known state is served even while the cloud is
 // unreachable. A resource never synced gets an empty, not-ready cache that
 // its first cloud list fills. It is the one way the daemon and the syncers
 // turn stored state into cache state. Resources are restored concurrently,
 // at most restoreWorkers at a time; the caches are in res's order.
-func Restore(ctx context.Context, store RestoreStore, res []Resource, size int, log *slog.Logger) ([]*versioncache.Cache, error) {
+func LoadCaches(ctx context.Context, store Store, res []Resource, size int, log *slog.Logger) ([]*versioncache.Cache, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	caches := make([]*versioncache.Cache, len(res))
@@ -65,19 +65,19 @@ func firstCause(errs []error) error {
 }
 
 // restoreOne builds and fills r's cache.
-func restoreOne(ctx context.Context, store RestoreStore, r Resource, size int, log *slog.Logger) (*versioncache.Cache, error) {
+func restoreOne(ctx context.Context, store Store, r Resource, size int, log *slog.Logger) (*versioncache.Cache, error) {
 	c := versioncache.New(r.GVR, size)
-	if err := restoreCache(ctx, store, r, c, log.With("resource", r.Key())); err != nil {
-		return nil, fmt.Errorf("restore %s: %w", r.Key(), err)
+	if err := restoreCache(ctx, store, r, c, log.With("resource", r.Key)); err != nil {
+		return nil, fmt.Errorf("restore %s: %w", r.Key, err)
 	}
-	log.Info("restored resource", "resource", r.Key(), "ready", c.Ready(), "rv", c.RV())
+	log.Info("restored resource", "resource", r.Key, "ready", c.Ready(), "rv", c.RV())
 	return c, nil
 }
 
 // restoreCache loads r's discovery information, objects and event log
 // into c.
-func restoreCache(ctx context.Context, store RestoreStore, r Resource, c *versioncache.Cache, log *slog.Logger) error {
-	raw, err := store.GetMeta(ctx, r.InfoKey())
+func restoreCache(ctx context.Context, store Store, r Resource, c *versioncache.Cache, log *slog.Logger) error {
+	raw, err := store.GetMeta(ctx, r.InfoKey)
 	switch {
 	case errors.Is(err, metastore.ErrNotFound):
 		return nil // never synced: the first cloud list fills it
@@ -90,19 +90,19 @@ func restoreCache(ctx context.Context, store RestoreStore, r Resource, c *versio
 	}
 	c.SetInfo(info)
 	if ss, ok := store.(snapshotStreamer); ok {
-		return restoreStreamed(ctx, ss, r.Key(), c, log)
+		return restoreStreamed(ctx, ss, r.Key, c, log)
 	}
-	snap, err := store.LoadSnapshot(ctx, r.Key())
+	snap, err := store.LoadSnapshot(ctx, r.Key)
 	if err != nil {
 		return err
 	}
-	RestoreCache(c, snap, log)
+	Fill(c, snap, log)
 	return nil
 }
 
-// loadState reads and decodes the stored objects and watermark of key,
+// LoadObjects reads and decodes the stored objects and watermark of key,
 // skipping (and logging) objects that do not decode.
-func loadState(ctx context.Context, store interface {
+func LoadObjects(ctx context.Context, store interface {
 	Load(ctx context.Context, resource string) ([]metastore.Object, uint64, error)
 }, key string, log *slog.Logger) ([]*versioncache.Object, uint64, error) {
 	stored, wm, err := store.Load(ctx, key)

@@ -1,4 +1,4 @@
-package cloudsync
+package startup
 
 import (
 	"context"
@@ -12,7 +12,7 @@ import (
 )
 
 // snapshotStreamer hands over a resource's stored objects while it reads
-// them. *metastore.Store is one; Restore uses it when the store is.
+// them. *metastore.Store is one; LoadCaches uses it when the store is.
 type snapshotStreamer interface {
 	StreamSnapshot(ctx context.Context, resource string, chunk int, each func([]metastore.Object)) (metastore.Snapshot, error)
 }
@@ -22,7 +22,7 @@ type snapshotStreamer interface {
 // decoding starts soon after the read does.
 const streamChunk = minDecodeShare
 
-// restoreStreamed fills c like RestoreCache, decoding each slice of
+// restoreStreamed fills c like Fill, decoding each slice of
 // objects on up to GOMAXPROCS goroutines while the store reads the next:
 // the read and the decode, each a large share of a cold start, overlap.
 func restoreStreamed(ctx context.Context, store snapshotStreamer, key string, c *versioncache.Cache, log *slog.Logger) error {

@@ -1,4 +1,4 @@
-package cloudsync
+package startup
 
 import (
 	"fmt"
@@ -9,7 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 )
 
-// RestoreCache fills c from a stored snapshot: the objects at the
+// Fill fills c from a stored snapshot: the objects at the
 // watermark, and the event log as the cache's event ring, so a local
 // client watching from an RV inside the log's window before a restart
 // resumes with exactly the events it missed. A never-synced snapshot
@@ -19,14 +19,14 @@ import (
 // event that does not decode is logged, and it and the events before it
 // are dropped, raising the floor to its RV. If the cache refuses the log,
 // the state is loaded without it (watches then resume from the watermark).
-func RestoreCache(c *versioncache.Cache, snap metastore.Snapshot, log *slog.Logger) {
+func Fill(c *versioncache.Cache, snap metastore.Snapshot, log *slog.Logger) {
 	if snap.Watermark == 0 {
 		return
 	}
 	restoreDecoded(c, snap, decodeObjects(snap.Objects, log), log)
 }
 
-// restoreDecoded is RestoreCache with snap's objects already decoded.
+// restoreDecoded is Fill with snap's objects already decoded.
 func restoreDecoded(c *versioncache.Cache, snap metastore.Snapshot, objs []*versioncache.Object, log *slog.Logger) {
 	events, floor := decodeEvents(snap.Events, snap.LogFloor, objs, log)
 	if err := c.Restore(objs, snap.Watermark, events, floor); err != nil {

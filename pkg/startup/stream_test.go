@@ -1,4 +1,4 @@
-package cloudsync
+package startup
 
 import (
 	"context"
@@ -18,12 +18,12 @@ func TestRestoreStreamedMatchesWhole(t *testing.T) {
 	const stored = 2*streamChunk + 5 // objects: three slices
 	ctx := context.Background()
 	e := mustEnv(t, t.TempDir())
-	res := Resource{GVR: cmGVR}
+	res := configmaps("")
 	info, err := json.Marshal(versioncache.Info{Name: "configmaps", Kind: "ConfigMap", Namespaced: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := e.store.PutMeta(ctx, res.InfoKey(), info); err != nil {
+	if err := e.store.PutMeta(ctx, res.InfoKey, info); err != nil {
 		t.Fatalf("put info: %v", err)
 	}
 	var ops []metastore.Op
@@ -34,23 +34,23 @@ func TestRestoreStreamedMatchesWhole(t *testing.T) {
 		}
 		ops = append(ops, metastore.Op{Object: o})
 	}
-	if err := e.store.Apply(ctx, res.Key(), ops, stored); err != nil {
+	if err := e.store.Apply(ctx, res.Key, ops, stored); err != nil {
 		t.Fatalf("seed: %v", err)
 	}
 	next := storedObject(mustObject(t, cm("a", "cm-0003", stored+1, "y")))
-	if err := e.store.Apply(ctx, res.Key(), []metastore.Op{{Object: next}}, stored+1); err != nil {
+	if err := e.store.Apply(ctx, res.Key, []metastore.Op{{Object: next}}, stored+1); err != nil {
 		t.Fatalf("seed event: %v", err)
 	}
-	caches, err := Restore(ctx, e.store, []Resource{res}, 10, slog.New(slog.DiscardHandler))
+	caches, err := LoadCaches(ctx, e.store, []Resource{res}, 10, slog.New(slog.DiscardHandler))
 	if err != nil {
-		t.Fatalf("Restore: %v", err)
+		t.Fatalf("LoadCaches: %v", err)
 	}
-	snap, err := e.store.LoadSnapshot(ctx, res.Key())
+	snap, err := e.store.LoadSnapshot(ctx, res.Key)
 	if err != nil {
 		t.Fatalf("LoadSnapshot: %v", err)
 	}
 	whole := versioncache.New(cmGVR, 10)
-	RestoreCache(whole, snap, slog.New(slog.DiscardHandler))
+	Fill(whole, snap, slog.New(slog.DiscardHandler))
 	got, gotRV, err := caches[0].List(versioncache.Predicate{})
 	if err != nil {
 		t.Fatalf("List streamed: %v", err)

@@ -1,4 +1,4 @@
-package cloudsync
+package startup
 
 import (
 	"context"
@@ -10,25 +10,25 @@ import (
 	"github.com/apiserver-lite/apiserver-lite/pkg/versioncache"
 )
 
-func TestRestore(t *testing.T) {
+func TestLoadCaches(t *testing.T) {
 	ctx := context.Background()
 	e := mustEnv(t, t.TempDir())
-	synced := Resource{GVR: cmGVR, Namespace: "a"}
-	never := Resource{GVR: cmGVR, Namespace: "b"}
+	synced := configmaps("a")
+	never := configmaps("b")
 	info, err := json.Marshal(versioncache.Info{Name: "configmaps", Kind: "ConfigMap", Namespaced: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := e.store.PutMeta(ctx, synced.InfoKey(), info); err != nil {
+	if err := e.store.PutMeta(ctx, synced.InfoKey, info); err != nil {
 		t.Fatalf("put info: %v", err)
 	}
 	ops := []metastore.Op{{Object: storedObject(mustObject(t, cm("a", "one", 18, "x")))}}
-	if err := e.store.Apply(ctx, synced.Key(), ops, 20); err != nil {
+	if err := e.store.Apply(ctx, synced.Key, ops, 20); err != nil {
 		t.Fatalf("seed: %v", err)
 	}
-	caches, err := Restore(ctx, e.store, []Resource{synced, never}, 10, slog.Default())
+	caches, err := LoadCaches(ctx, e.store, []Resource{synced, never}, 10, slog.Default())
 	if err != nil {
-		t.Fatalf("Restore: %v", err)
+		t.Fatalf("LoadCaches: %v", err)
 	}
 	if got := len(caches); got != 2 {
 		t.Fatalf("got %d caches, want 2", got)
@@ -40,10 +40,10 @@ func TestRestore(t *testing.T) {
 		t.Errorf("never-synced cache: got ready, want not ready")
 	}
 
-	if err := e.store.PutMeta(ctx, never.InfoKey(), []byte("{garbage")); err != nil {
+	if err := e.store.PutMeta(ctx, never.InfoKey, []byte("{garbage")); err != nil {
 		t.Fatalf("put info: %v", err)
 	}
-	if _, err := Restore(ctx, e.store, []Resource{never}, 10, slog.Default()); err == nil {
-		t.Errorf("Restore with undecodable info: got nil error, want one")
+	if _, err := LoadCaches(ctx, e.store, []Resource{never}, 10, slog.Default()); err == nil {
+		t.Errorf("LoadCaches with undecodable info: got nil error, want one")
 	}
 }
