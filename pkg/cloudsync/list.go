@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/apiserver-lite/apiserver-lite/pkg/cloudsync/relist"
 	"slices"
 	"strconv"
 
@@ -29,9 +30,9 @@ func (s *Syncer) relist(ctx context.Context) error {
 		return err
 	}
 	defer s.cfg.Link.ReleaseRelist()
-	if s.leanUsable() { // see relist_lean.go
+	if s.leanUsable() { // see lean.go
 		err := s.relistLean(ctx)
-		if !errors.Is(err, errLeanFallback) {
+		if !errors.Is(err, relist.ErrFallback) {
 			return err
 		}
 		s.log.Info("listing full objects", "reason", err)
@@ -212,7 +213,7 @@ func appendChange(events []versioncache.Event, p metastore.Object, ok bool, o *v
 		return append(events, versioncache.Event{Type: watch.Added, RV: o.RV, Object: o}), nil
 	case p.RV == o.RV:
 		return events, nil
-	case p.Raw == nil || uidOf(p.Raw) == uidOf(o.Raw):
+	case p.Raw == nil || relist.UIDOf(p.Raw) == relist.UIDOf(o.Raw):
 		return append(events, versioncache.Event{Type: watch.Modified, RV: o.RV, Object: o}), nil
 	}
 	last, err := versioncache.NewObject(p.Raw)

@@ -2,9 +2,9 @@ package cloudsync
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/apiserver-lite/apiserver-lite/pkg/cloudsync/relist"
 	"strconv"
 
 	"github.com/apiserver-lite/apiserver-lite/pkg/metastore"
@@ -56,7 +56,7 @@ func regressed(stored []metastore.Object, wm uint64, listed []*versioncache.Obje
 	}
 	for _, o := range listed {
 		h, ok := held[key{o.Namespace, o.Name}]
-		if ok && o.RV <= wm && uidOf(h.Raw) != uidOf(o.Raw) {
+		if ok && o.RV <= wm && relist.UIDOf(h.Raw) != relist.UIDOf(o.Raw) {
 			return true
 		}
 	}
@@ -99,20 +99,7 @@ func (s *Syncer) heldWithOtherUID(b *batch, o *versioncache.Object) bool {
 	if err != nil || held == nil {
 		return false
 	}
-	return uidOf(held.Raw) != uidOf(o.Raw)
-}
-
-// uidOf returns metadata.uid of a JSON object, or "" if it has none.
-func uidOf(raw []byte) string {
-	var m struct {
-		Metadata struct {
-			UID string `json:"uid"`
-		} `json:"metadata"`
-	}
-	if json.Unmarshal(raw, &m) != nil {
-		return ""
-	}
-	return m.Metadata.UID
+	return relist.UIDOf(held.Raw) != relist.UIDOf(o.Raw)
 }
 
 // replaceState makes listed at listRV the whole durable and visible state,

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/apiserver-lite/apiserver-lite/pkg/cloudsync/link"
+	"github.com/apiserver-lite/apiserver-lite/pkg/cloudsync/relist"
 	"log/slog"
 	"sync"
 
@@ -42,9 +43,9 @@ type Config struct {
 	Clock         clock.Clock  // nil means the real clock
 	Logger        *slog.Logger // nil means slog.Default()
 	Observer      Observer     // nil means none
-	// Lean, with a Store that is a KeyStore, lets a relist of a resource
+	// Lean, with a Store that is a relist.KeyStore, lets a relist of a resource
 	// synced before move only what changed; nil means full lists only.
-	Lean LeanSource
+	Lean relist.Source
 }
 
 // Syncer keeps one resource in sync. Run is its only entry point; its

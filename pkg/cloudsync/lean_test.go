@@ -3,6 +3,7 @@ package cloudsync
 import (
 	"context"
 	"fmt"
+	"github.com/apiserver-lite/apiserver-lite/pkg/cloudsync/relist"
 	"github.com/apiserver-lite/apiserver-lite/pkg/startup"
 	"slices"
 	"strings"
@@ -142,7 +143,7 @@ func drainLocal(w *versioncache.Watcher) []string {
 				return append(got, "closed")
 			}
 			if ev.Type != watch.Bookmark {
-				got = append(got, fmt.Sprintf("%s %s/%s@%d uid=%s", ev.Type, ev.Object.Namespace, ev.Object.Name, ev.RV, uidOf(ev.Object.Raw)))
+				got = append(got, fmt.Sprintf("%s %s/%s@%d uid=%s", ev.Type, ev.Object.Namespace, ev.Object.Name, ev.RV, relist.UIDOf(ev.Object.Raw)))
 			}
 		default:
 			return got

@@ -3,43 +3,24 @@ package cloudsync
 import (
 	"context"
 	"fmt"
+	"github.com/apiserver-lite/apiserver-lite/pkg/cloudsync/relist"
 	"strconv"
 
-	"github.com/apiserver-lite/apiserver-lite/pkg/metastore"
 	"github.com/apiserver-lite/apiserver-lite/pkg/versioncache"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/client-go/metadata"
 )
 
-// LeanSource serves a lean relist: the metadata of a resource's objects,
-// and single objects as they were at an exact resourceVersion.
-type LeanSource interface {
-	// ListMeta lists the metadata of the resource's objects, narrowed as
-	// its full list is.
-	ListMeta(ctx context.Context, opts metav1.ListOptions) (*metav1.PartialObjectMetadataList, error)
-	// GetAt returns the object namespace/name as it was at resourceVersion
-	// rv, in the form a full list stores it; nil if it did not exist then
-	// or did not match the resource's selectors.
-	GetAt(ctx context.Context, namespace, name string, rv uint64) (*versioncache.Object, error)
-}
-
-// KeyStore is the Store of a Syncer that can relist lean: it reads the
-// stored keys without the objects' bytes. *metastore.Store satisfies it.
-type KeyStore interface {
-	Keys(ctx context.Context, resource string) ([]metastore.Key, uint64, error)
-	Objects(ctx context.Context, resource string, names []metastore.Name) ([]metastore.Object, error)
-}
-
-// NewLeanSource returns the LeanSource of r: metadata lists through mc,
+// NewLeanSource returns the relist.Source of r: metadata lists through mc,
 // which asks for protobuf PartialObjectMetadataList (JSON where the cloud
 // lacks it), and single objects through raw, so their stored bytes are
 // those a full list through raw stores.
-func NewLeanSource(raw *RawClient, mc metadata.Interface, r Resource) LeanSource {
+func NewLeanSource(raw *RawClient, mc metadata.Interface, r Resource) relist.Source {
 	return &leanClient{raw: raw, meta: mc, res: r}
 }
 
-// leanClient is NewLeanSource's LeanSource. Immutable.
+// leanClient is NewLeanSource's relist.Source. Immutable.
 type leanClient struct {
 	raw  *RawClient
 	meta metadata.Interface

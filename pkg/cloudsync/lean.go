@@ -2,8 +2,8 @@ package cloudsync
 
 import (
 	"context"
-	"errors"
 	"fmt"
+	"github.com/apiserver-lite/apiserver-lite/pkg/cloudsync/relist"
 
 	"github.com/apiserver-lite/apiserver-lite/pkg/metastore"
 	"github.com/apiserver-lite/apiserver-lite/pkg/versioncache"
@@ -11,18 +11,12 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
-// errLeanFallback is wrapped by every error of a lean relist after which
-// the full list is the way on: the stored state is not a base to diff
-// against, the cloud cannot serve the lean reads, or it answered them
-// inconsistently. Nothing was committed.
-var errLeanFallback = errors.New("lean relist not possible")
-
 // leanUsable reports whether a relist may try the lean path: the resource
 // was synced before (a relist after a 410, after a restart from an expired
 // watermark, or after a snapshot restore), its cache is loaded, and the
 // cloud and store can serve it.
 func (s *Syncer) leanUsable() bool {
-	_, keyed := s.cfg.Store.(KeyStore)
+	_, keyed := s.cfg.Store.(relist.KeyStore)
 	return keyed && s.cfg.Lean != nil && !s.leanOff && s.rv != 0 && s.cfg.Cache.Ready()
 }
 
@@ -31,26 +25,26 @@ func (s *Syncer) leanUsable() bool {
 // UID with the stored key, reads the changed and new objects one by one at
 // exactly the list's resourceVersion, and commits and publishes the same
 // events a full list would, at the list's resourceVersion. It returns an
-// error wrapping errLeanFallback, having committed nothing, when the full
+// error wrapping relist.ErrFallback, having committed nothing, when the full
 // list must be used instead.
 func (s *Syncer) relistLean(ctx context.Context) error {
-	keys, wm, err := s.cfg.Store.(KeyStore).Keys(ctx, s.key)
+	keys, wm, err := s.cfg.Store.(relist.KeyStore).Keys(ctx, s.key)
 	if err != nil {
 		return fmt.Errorf("relist: %w", err)
 	}
 	if wm != s.rv || wm != s.cfg.Cache.RV() {
-		return fmt.Errorf("%w: store at %d, cache at %d, syncer at %d", errLeanFallback, wm, s.cfg.Cache.RV(), s.rv)
+		return fmt.Errorf("%w: store at %d, cache at %d, syncer at %d", relist.ErrFallback, wm, s.cfg.Cache.RV(), s.rv)
 	}
 	metas, listRV, err := s.listMeta(ctx)
 	if err != nil {
 		return err
 	}
 	s.cfg.Observer.CloudHeard(s.key)
-	p, err := planLean(keys, wm, metas, listRV)
+	p, err := relist.Compare(keys, wm, metas, listRV)
 	if err != nil {
 		return err
 	}
-	fetched, err := s.fetchAll(ctx, p.fetch, listRV)
+	fetched, err := relist.Fetch(ctx, s.cfg.Lean, p.Fetch, listRV)
 	if err != nil {
 		return err
 	}
@@ -63,7 +57,7 @@ func (s *Syncer) relistLean(ctx context.Context) error {
 		return fmt.Errorf("relist: %w", err)
 	}
 	if !publishable(events, wm) {
-		return fmt.Errorf("%w: a changed object is not newer than the watermark %d", errLeanFallback, wm)
+		return fmt.Errorf("%w: a changed object is not newer than the watermark %d", relist.ErrFallback, wm)
 	}
 	return s.commitLean(ctx, events, listRV, len(metas))
 }
@@ -84,7 +78,7 @@ func (s *Syncer) listMeta(ctx context.Context) ([]metav1.PartialObjectMetadata, 
 		if err != nil {
 			if unsupported(err) {
 				s.leanOff = true
-				return nil, 0, fmt.Errorf("%w: metadata list: %w", errLeanFallback, err)
+				return nil, 0, fmt.Errorf("%w: metadata list: %w", relist.ErrFallback, err)
 			}
 			return nil, 0, fmt.Errorf("metadata list: %w", err)
 		}
@@ -117,21 +111,21 @@ func unsupported(err error) bool {
 // one, in (namespace, name) order: the keys of the changed objects (diff
 // reads only their RV) and the whole last state of the gone and re-created
 // ones (the DELETED events carry it).
-func (s *Syncer) storedBase(ctx context.Context, keys []metastore.Key, p leanPlan) ([]metastore.Object, error) {
-	last, err := s.cfg.Store.(KeyStore).Objects(ctx, s.key, p.whole)
+func (s *Syncer) storedBase(ctx context.Context, keys []metastore.Key, p relist.Plan) ([]metastore.Object, error) {
+	last, err := s.cfg.Store.(relist.KeyStore).Objects(ctx, s.key, p.Whole)
 	if err != nil {
 		return nil, fmt.Errorf("relist: %w", err)
 	}
-	if len(last) != len(p.whole) {
-		return nil, fmt.Errorf("relist: %d of %d deleted objects not stored", len(p.whole)-len(last), len(p.whole))
+	if len(last) != len(p.Whole) {
+		return nil, fmt.Errorf("relist: %d of %d deleted objects not stored", len(p.Whole)-len(last), len(p.Whole))
 	}
-	out := make([]metastore.Object, 0, len(p.changed)+len(last))
+	out := make([]metastore.Object, 0, len(p.Changed)+len(last))
 	for _, k := range keys {
 		n := metastore.Name{Namespace: k.Namespace, Name: k.Name}
 		switch {
 		case len(last) > 0 && last[0].Namespace == n.Namespace && last[0].Name == n.Name:
 			out, last = append(out, last[0]), last[1:]
-		case p.changed[n]:
+		case p.Changed[n]:
 			out = append(out, metastore.Object{Namespace: k.Namespace, Name: k.Name, RV: k.RV})
 		}
 	}
