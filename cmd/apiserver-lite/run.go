@@ -157,11 +157,11 @@ func serve(ctx context.Context, cfg config, res []cloudsync.Resource, store *met
 		return errors.Join(fmt.Errorf("systemd watchdog: %w", err), doors.close())
 	}
 	log.Info("serving", "node", cfg.NodeName, "resources", len(res))
-	gate := newScopeGate(scopeChecker, log)
-	runs := []func(context.Context) error{gate.run, version.Run, link.Run, atrest.StoredPruner(store, tokens, o.Clock(), cfg.OfflineAuthzGrace, log)}
+	gate := holding.NewGate(scopeChecker, log)
+	runs := []func(context.Context) error{gate.Run, version.Run, link.Run, atrest.StoredPruner(store, tokens, o.Clock(), cfg.OfflineAuthzGrace, log)}
 	for _, r := range append(syncRunners(syncers), demand, runnerOf(held)) {
 		if r != nil {
-			runs = append(runs, gate.hold(r))
+			runs = append(runs, gate.Hold(r))
 		}
 	}
 	if r := holding.TokenForgetter(res, caches, tokens, log); r != nil {

@@ -1,41 +1,41 @@
-package main
+package holding
 
 import (
 	"context"
 	"log/slog"
 	"sync"
-
-	"github.com/apiserver-lite/apiserver-lite/pkg/holding"
 )
 
-// scopeGate holds the loops that sync from the cloud until the cloud has
+// Gate holds the loops that sync from the cloud until the cloud has
 // confirmed the sync scope startup took without it, or has not answered
-// within holding.StartupPatience, so the local API serves the stored state at once
+// within StartupPatience, so the local API serves the stored state at once
 // while nothing is synced under credentials the cloud contradicts.
-type scopeGate struct {
-	check holding.Check // nil: nothing to confirm
+type Gate struct {
+	check Check // nil: nothing to confirm
 	log   *slog.Logger
 	// open is closed once the loops may sync. Immutable.
 	open     chan struct{}
 	openOnce sync.Once
 }
 
-func newScopeGate(check holding.Check, log *slog.Logger) *scopeGate {
-	g := &scopeGate{check: check, log: log, open: make(chan struct{})}
+// NewGate returns a gate that opens once check confirms the scope; nil
+// opens it at once.
+func NewGate(check Check, log *slog.Logger) *Gate {
+	g := &Gate{check: check, log: log, open: make(chan struct{})}
 	if check == nil {
 		g.openGate()
 	}
 	return g
 }
 
-func (g *scopeGate) openGate() { g.openOnce.Do(func() { close(g.open) }) }
+func (g *Gate) openGate() { g.openOnce.Do(func() { close(g.open) }) }
 
-// run confirms the scope and opens the gate, then waits for ctx. A cloud
+// Run confirms the scope and opens the gate, then waits for ctx. A cloud
 // that contradicts the scope keeps the gate shut (or, if it answered only
-// after holding.StartupPatience, leaves it open) and ends run with the error,
+// after StartupPatience, leaves it open) and ends run with the error,
 // which fails /livez: a restart applies the stored answer, or stops on
 // another node's credentials.
-func (g *scopeGate) run(ctx context.Context) error {
+func (g *Gate) Run(ctx context.Context) error {
 	if g.check != nil {
 		err := g.check(ctx, g.openGate)
 		if ctx.Err() != nil {
@@ -51,8 +51,8 @@ func (g *scopeGate) run(ctx context.Context) error {
 	return nil
 }
 
-// hold returns run, started only once the gate is open.
-func (g *scopeGate) hold(run func(context.Context) error) func(context.Context) error {
+// Hold returns run, started only once the gate is open.
+func (g *Gate) Hold(run func(context.Context) error) func(context.Context) error {
 	return func(ctx context.Context) error {
 		select {
 		case <-ctx.Done():

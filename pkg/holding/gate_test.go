@@ -1,11 +1,9 @@
-package main
+package holding
 
 import (
 	"context"
 	"log/slog"
 	"testing"
-
-	"github.com/apiserver-lite/apiserver-lite/pkg/holding"
 )
 
 // The sync loops wait for the scope's confirmation; a contradicted scope
@@ -13,13 +11,13 @@ import (
 func TestScopeGate(t *testing.T) {
 	for _, tc := range []struct {
 		name     string
-		check    holding.Check
+		check    Check
 		wantSync bool
 		wantErr  bool
 	}{
 		{"nothing to confirm", nil, true, false},
 		{"confirmed", func(context.Context, func()) error { return nil }, true, false},
-		{"contradicted", func(context.Context, func()) error { return holding.ErrWrongNode }, false, true},
+		{"contradicted", func(context.Context, func()) error { return ErrWrongNode }, false, true},
 		{"unanswered", func(ctx context.Context, unconfirmed func()) error {
 			unconfirmed()
 			<-ctx.Done()
@@ -28,11 +26,11 @@ func TestScopeGate(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx, cancel := context.WithCancel(context.Background())
-			g := newScopeGate(tc.check, slog.New(slog.DiscardHandler))
+			g := NewGate(tc.check, slog.New(slog.DiscardHandler))
 			synced := make(chan struct{})
-			held := g.hold(func(context.Context) error { close(synced); return nil })
+			held := g.Hold(func(context.Context) error { close(synced); return nil })
 			gateDone := make(chan error, 1)
-			go func() { gateDone <- g.run(ctx) }()
+			go func() { gateDone <- g.Run(ctx) }()
 			heldDone := make(chan error, 1)
 			go func() { heldDone <- held(ctx) }()
 			select {
