@@ -2,11 +2,11 @@ package main
 
 import (
 	"fmt"
-	"github.com/apiserver-lite/apiserver-lite/pkg/cloudsync/link"
 	"os"
 	"strings"
 	"time"
 
+	"github.com/apiserver-lite/apiserver-lite/pkg/cloudsync/link"
 	"github.com/apiserver-lite/apiserver-lite/pkg/holding"
 	"github.com/apiserver-lite/apiserver-lite/pkg/operations"
 	"github.com/apiserver-lite/apiserver-lite/pkg/versioncache"

@@ -8,7 +8,6 @@ import (
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/pem"
-	"github.com/apiserver-lite/apiserver-lite/pkg/cloudsync/link"
 	"io"
 	"log/slog"
 	"math/big"
@@ -19,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/apiserver-lite/apiserver-lite/pkg/cloudsync/link"
 	"k8s.io/client-go/rest"
 )
 

@@ -3,15 +3,14 @@ package main
 import (
 	"context"
 	"fmt"
-	"github.com/apiserver-lite/apiserver-lite/pkg/cloudsync/link"
 	"log/slog"
 
 	"github.com/apiserver-lite/apiserver-lite/pkg/cloudsync"
 	"github.com/apiserver-lite/apiserver-lite/pkg/cloudsync/demand"
+	"github.com/apiserver-lite/apiserver-lite/pkg/cloudsync/link"
 	"github.com/apiserver-lite/apiserver-lite/pkg/holding"
 	"github.com/apiserver-lite/apiserver-lite/pkg/metastore"
 	"github.com/apiserver-lite/apiserver-lite/pkg/versioncache"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
 )
@@ -38,28 +37,14 @@ func scopedResources(ctx context.Context, cfg config, configured []cloudsync.Res
 // newDemand returns the runner holding the OnDemand resources of res, or
 // nil if there are none.
 func newDemand(cl cloudClients, res []cloudsync.Resource, caches []*versioncache.Cache, store *metastore.Store, link *link.Link, log *slog.Logger) (func(context.Context) error, error) {
-	byGVR := map[schema.GroupVersionResource]int{}
-	for i, r := range res {
-		byGVR[r.GVR] = i
-	}
-	si, hasSecrets := byGVR[holding.SecretsGVR]
-	ci, hasConfigMaps := byGVR[holding.ConfigMapsGVR]
-	if !hasSecrets || !res[si].OnDemand {
-		return nil, nil
-	}
-	pi, hasPods := byGVR[holding.PodsGVR]
-	ni, hasNodes := byGVR[holding.NodesGVR]
-	if !hasConfigMaps || !hasPods || !hasNodes {
-		return nil, fmt.Errorf("on-demand secrets need pods, nodes and configmaps")
-	}
-	d := demand.New(demand.Config{
-		Pods: caches[pi], Nodes: caches[ni],
-		Secrets:    demand.Kind{Resource: res[si], Cache: caches[si]},
-		ConfigMaps: demand.Kind{Resource: res[ci], Cache: caches[ci]},
+	cfg, ok, err := demand.Select(demand.Config{
 		Source: func(r cloudsync.Resource) cache.ListerWatcherWithContext {
 			return cl.raw.ListerWatcher(r)
 		},
 		Discovery: cl.disc, Store: store, Link: link, Logger: log,
-	})
-	return d.Run, nil
+	}, res, caches)
+	if !ok || err != nil {
+		return nil, err
+	}
+	return demand.New(cfg).Run, nil
 }

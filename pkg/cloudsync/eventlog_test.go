@@ -3,7 +3,6 @@ package cloudsync
 import (
 	"context"
 	"fmt"
-	"github.com/apiserver-lite/apiserver-lite/pkg/startup"
 	"io"
 	"log/slog"
 	"path/filepath"
@@ -11,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/apiserver-lite/apiserver-lite/pkg/metastore"
+	"github.com/apiserver-lite/apiserver-lite/pkg/startup"
 	"github.com/apiserver-lite/apiserver-lite/pkg/versioncache"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/watch"

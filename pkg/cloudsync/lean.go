@@ -3,8 +3,8 @@ package cloudsync
 import (
 	"context"
 	"fmt"
-	"github.com/apiserver-lite/apiserver-lite/pkg/cloudsync/relist"
 
+	"github.com/apiserver-lite/apiserver-lite/pkg/cloudsync/relist"
 	"github.com/apiserver-lite/apiserver-lite/pkg/metastore"
 	"github.com/apiserver-lite/apiserver-lite/pkg/versioncache"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"

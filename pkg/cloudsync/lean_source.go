@@ -3,9 +3,9 @@ package cloudsync
 import (
 	"context"
 	"fmt"
-	"github.com/apiserver-lite/apiserver-lite/pkg/cloudsync/relist"
 	"strconv"
 
+	"github.com/apiserver-lite/apiserver-lite/pkg/cloudsync/relist"
 	"github.com/apiserver-lite/apiserver-lite/pkg/versioncache"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"

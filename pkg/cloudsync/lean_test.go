@@ -3,14 +3,14 @@ package cloudsync
 import (
 	"context"
 	"fmt"
-	"github.com/apiserver-lite/apiserver-lite/pkg/cloudsync/relist"
-	"github.com/apiserver-lite/apiserver-lite/pkg/startup"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
 
+	"github.com/apiserver-lite/apiserver-lite/pkg/cloudsync/relist"
 	"github.com/apiserver-lite/apiserver-lite/pkg/metastore"
+	"github.com/apiserver-lite/apiserver-lite/pkg/startup"
 	"github.com/apiserver-lite/apiserver-lite/pkg/versioncache"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"

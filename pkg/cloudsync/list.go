@@ -5,10 +5,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/apiserver-lite/apiserver-lite/pkg/cloudsync/relist"
 	"slices"
 	"strconv"
 
+	"github.com/apiserver-lite/apiserver-lite/pkg/cloudsync/relist"
 	"github.com/apiserver-lite/apiserver-lite/pkg/metastore"
 	"github.com/apiserver-lite/apiserver-lite/pkg/versioncache"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"

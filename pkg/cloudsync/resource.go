@@ -1,9 +1,9 @@
 package cloudsync
 
 import (
-	"github.com/apiserver-lite/apiserver-lite/pkg/startup"
 	"net/url"
 
+	"github.com/apiserver-lite/apiserver-lite/pkg/startup"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 

@@ -4,12 +4,12 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"github.com/apiserver-lite/apiserver-lite/pkg/cloudsync/link/linktest"
 	"log/slog"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/apiserver-lite/apiserver-lite/pkg/cloudsync/link/linktest"
 	"github.com/apiserver-lite/apiserver-lite/pkg/metastore"
 	"github.com/apiserver-lite/apiserver-lite/pkg/versioncache"
 	"k8s.io/apimachinery/pkg/runtime"

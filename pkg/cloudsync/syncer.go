@@ -4,11 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/apiserver-lite/apiserver-lite/pkg/cloudsync/link"
-	"github.com/apiserver-lite/apiserver-lite/pkg/cloudsync/relist"
 	"log/slog"
 	"sync"
 
+	"github.com/apiserver-lite/apiserver-lite/pkg/cloudsync/link"
+	"github.com/apiserver-lite/apiserver-lite/pkg/cloudsync/relist"
 	"github.com/apiserver-lite/apiserver-lite/pkg/metastore"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/tools/cache"

@@ -3,7 +3,6 @@ package cloudsync
 import (
 	"context"
 	"errors"
-	"github.com/apiserver-lite/apiserver-lite/pkg/cloudsync/link"
 	"path/filepath"
 	"sync"
 	"testing"
@@ -12,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/version"
 	testingclock "k8s.io/utils/clock/testing"
 
+	"github.com/apiserver-lite/apiserver-lite/pkg/cloudsync/link"
 	"github.com/apiserver-lite/apiserver-lite/pkg/metastore"
 )
 

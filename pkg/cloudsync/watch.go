@@ -3,13 +3,13 @@ package cloudsync
 import (
 	"context"
 	"fmt"
-	"github.com/apiserver-lite/apiserver-lite/pkg/cloudsync/link"
-	"github.com/apiserver-lite/apiserver-lite/pkg/startup"
 	"math/rand/v2"
 	"strconv"
 	"time"
 
+	"github.com/apiserver-lite/apiserver-lite/pkg/cloudsync/link"
 	"github.com/apiserver-lite/apiserver-lite/pkg/metastore"
+	"github.com/apiserver-lite/apiserver-lite/pkg/startup"
 	"github.com/apiserver-lite/apiserver-lite/pkg/versioncache"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"

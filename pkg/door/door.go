@@ -4,10 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/apiserver-lite/apiserver-lite/pkg/listwatch/caller"
 	"net/http"
 	"strings"
 
+	"github.com/apiserver-lite/apiserver-lite/pkg/listwatch/caller"
 	"github.com/apiserver-lite/apiserver-lite/pkg/listwatch/requestinfo"
 )
 

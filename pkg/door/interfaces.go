@@ -2,6 +2,7 @@ package door
 
 import (
 	"context"
+
 	"github.com/apiserver-lite/apiserver-lite/pkg/listwatch/caller"
 )
 

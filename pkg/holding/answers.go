@@ -3,12 +3,12 @@ package holding
 import (
 	"context"
 	"errors"
-	"github.com/apiserver-lite/apiserver-lite/pkg/cloudsync/link"
 	"log/slog"
 	"net/http"
 	"slices"
 
 	"github.com/apiserver-lite/apiserver-lite/pkg/cloudsync"
+	"github.com/apiserver-lite/apiserver-lite/pkg/cloudsync/link"
 	"github.com/apiserver-lite/apiserver-lite/pkg/listwatch/caller"
 	"github.com/apiserver-lite/apiserver-lite/pkg/listwatch/readcache"
 	"github.com/apiserver-lite/apiserver-lite/pkg/listwatch/tokencache"

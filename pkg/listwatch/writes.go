@@ -2,7 +2,6 @@ package listwatch
 
 import (
 	"context"
-	"github.com/apiserver-lite/apiserver-lite/pkg/listwatch/caller"
 	"net/http"
 	"strings"
 	"sync/atomic"
@@ -11,6 +10,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/apiserver-lite/apiserver-lite/pkg/listwatch/caller"
 	"github.com/apiserver-lite/apiserver-lite/pkg/listwatch/proxy"
 	"github.com/apiserver-lite/apiserver-lite/pkg/listwatch/response"
 	"github.com/apiserver-lite/apiserver-lite/pkg/versioncache"

@@ -3,7 +3,6 @@ package demand
 import (
 	"context"
 	"encoding/json"
-	"github.com/apiserver-lite/apiserver-lite/pkg/cloudsync/link/linktest"
 	"path/filepath"
 	"strconv"
 	"sync"
@@ -11,6 +10,7 @@ import (
 	"time"
 
 	"github.com/apiserver-lite/apiserver-lite/pkg/cloudsync"
+	"github.com/apiserver-lite/apiserver-lite/pkg/cloudsync/link/linktest"
 	"github.com/apiserver-lite/apiserver-lite/pkg/metastore"
 	"github.com/apiserver-lite/apiserver-lite/pkg/versioncache"
 	corev1 "k8s.io/api/core/v1"

@@ -3,11 +3,11 @@ package forpods
 import (
 	"context"
 	"fmt"
-	"github.com/apiserver-lite/apiserver-lite/pkg/cloudsync/link"
 	"log/slog"
 	"time"
 
 	"github.com/apiserver-lite/apiserver-lite/pkg/cloudsync"
+	"github.com/apiserver-lite/apiserver-lite/pkg/cloudsync/link"
 	"github.com/apiserver-lite/apiserver-lite/pkg/door"
 	"golang.org/x/oauth2"
 	authenticationv1 "k8s.io/api/authentication/v1"

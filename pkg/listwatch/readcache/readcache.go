@@ -5,10 +5,11 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"github.com/apiserver-lite/apiserver-lite/pkg/listwatch/response"
 	"log/slog"
 	"net/http"
 	"regexp"
+
+	"github.com/apiserver-lite/apiserver-lite/pkg/listwatch/response"
 )
 
 // maxBody bounds a stored answer (bytes); larger ones pass through
