@@ -156,6 +156,11 @@ func TestOpenRefusesNewerSchema(t *testing.T) {
 		}
 		t.Fatalf("Open: got error %v, want %v", err, ErrSchemaTooNew)
 	}
+	for _, want := range []string{fmt.Sprintf("schema version %d", newer), fmt.Sprintf("knows %d", len(migrations)), "snapshot restore"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("Open: got %q, want it to name %q", err, want)
+		}
+	}
 	if v := rawSchemaVersion(t, path); v != newer {
 		t.Fatalf("schema version after refused Open: got %d, want %d", v, newer)
 	}

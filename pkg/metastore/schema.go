@@ -74,7 +74,9 @@ func migrate(ctx context.Context, db *sql.DB) error {
 		}
 		want := len(migrations)
 		if have > want {
-			return fmt.Errorf("%w: database has %d, code knows %d", ErrSchemaTooNew, have, want)
+			return fmt.Errorf("%w: database has schema version %d, this build knows %d: it was written by a "+
+				"newer apiserver-lite; run that build, or roll back with the snapshot taken before the upgrade "+
+				"(apiserver-lite snapshot restore)", ErrSchemaTooNew, have, want)
 		}
 		if have == want {
 			return nil
