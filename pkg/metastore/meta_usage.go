@@ -35,3 +35,22 @@ func metaUsage(ctx context.Context, query func(context.Context, string, ...any) 
 	err := query(ctx, metaUsageSQL, len(prefix), prefix).Scan(&u.Count, &u.Bytes)
 	return u, err
 }
+
+// InspectMetaUsage returns MetaUsage for each prefix of the database at
+// path, in order, opened read-only as Inspect does.
+func InspectMetaUsage(ctx context.Context, path string, prefixes ...string) ([]MetaUsage, error) {
+	db, err := openReadOnly(path)
+	if err != nil {
+		return nil, fmt.Errorf("inspect: %w", err)
+	}
+	defer db.Close()
+	out := make([]MetaUsage, 0, len(prefixes))
+	for _, p := range prefixes {
+		u, err := metaUsage(ctx, db.QueryRowContext, p)
+		if err != nil {
+			return nil, fmt.Errorf("inspect meta usage %s*: %w", p, classify(err))
+		}
+		out = append(out, u)
+	}
+	return out, nil
+}
