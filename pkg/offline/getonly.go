@@ -207,7 +207,9 @@ func decoded(encoding string, body []byte) ([]byte, error) {
 }
 
 // fits reports whether an answer of size bytes may be stored at key: a
-// refresh within the bytes cap, or a new answer within both caps.
+// refresh within the bytes cap, or a new answer within both caps. Two
+// answers stored at once may both fit and pass a cap by one answer; the
+// doors' in-flight limits bound how many.
 func (g *getOnly) fits(ctx context.Context, key string, size int) error {
 	use, err := g.cfg.Store.MetaUsage(ctx, GetOnlyPrefix)
 	if err != nil {
