@@ -163,6 +163,19 @@ func (s *memStore) Delete(_ context.Context, key string) error {
 	return nil
 }
 
+func (s *memStore) PruneMeta(_ context.Context, prefix string, dead func([]byte) bool) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := 0
+	for k, v := range s.m {
+		if strings.HasPrefix(k, prefix) && dead(v) {
+			delete(s.m, k)
+			n++
+		}
+	}
+	return n, nil
+}
+
 func (s *memStore) MetaUsage(_ context.Context, prefix string) (metastore.MetaUsage, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()

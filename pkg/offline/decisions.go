@@ -6,6 +6,8 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"log/slog"
+	"strconv"
+	"sync"
 	"time"
 
 	"github.com/apiserver-lite/apiserver-lite/pkg/listwatch/caller"
@@ -15,12 +17,13 @@ import (
 const (
 	// maxMemDecisions bounds the decisions kept in memory (entries).
 	maxMemDecisions = 8192
-	// DefaultDecisionsPerIdentity is how many decisions one identity may
-	// have stored: an informer-based client asks a few dozen questions
-	// (get, list and watch of each resource and namespace it reads), and
-	// at about 200 bytes a row a full quota costs about 100 KiB, so
-	// distinct questions cannot fill the disk.
-	DefaultDecisionsPerIdentity = 512
+	// DefaultDecisionsPerIdentity is how many decisions one identity (a
+	// user name and UID) may have stored: an informer-based client asks a
+	// few dozen questions (get, list and watch of each resource and
+	// namespace it reads), again for each rotated token, and at about 200
+	// bytes a row a full quota costs about 400 KiB, so distinct questions
+	// cannot fill the disk.
+	DefaultDecisionsPerIdentity = 2048
 	// identityHashBytes is how much of the identity's SHA-256 names its
 	// decisions in the store (bytes): a prefix per identity.
 	identityHashBytes = 16
@@ -59,6 +62,10 @@ type DecisionsConfig struct {
 type Decisions struct {
 	*Memo[Decision]
 	cfg DecisionsConfig
+	mu  sync.Mutex
+	// evicted is when each identity's stale decisions were last evicted;
+	// guarded by mu.
+	evicted map[string]time.Time
 }
 
 // NewDecisions returns an empty Decisions.
@@ -73,7 +80,7 @@ func NewDecisions(cfg DecisionsConfig) *Decisions {
 		What: "authorization decision", Logger: cfg.Logger,
 		Times: func(d Decision) (time.Time, time.Time) { return d.At, time.Time{} },
 		Valid: func(d Decision) bool { return !d.At.IsZero() && d.Held }})
-	return &Decisions{Memo: m, cfg: cfg}
+	return &Decisions{Memo: m, cfg: cfg, evicted: map[string]time.Time{}}
 }
 
 // DecisionKey names the question a by u: the identity's hash, then the
@@ -87,10 +94,11 @@ func DecisionKey(u caller.User, a requestinfo.Attributes) string {
 	return identityKey(u) + "/" + hex.EncodeToString(sum[:])
 }
 
-// identityKey is the hash naming u's stored decisions.
+// identityKey is the hash naming u's stored decisions: its name and UID,
+// not the extras that change with each token (the credential id), so
+// that one identity's quota holds across its tokens.
 func identityKey(u caller.User) string {
-	raw, _ := json.Marshal(u) // plain strings and maps: cannot fail
-	sum := sha256.Sum256(raw)
+	sum := sha256.Sum256([]byte(strconv.Itoa(len(u.Name)) + ":" + u.Name + u.UID))
 	return hex.EncodeToString(sum[:identityHashBytes])
 }
 
@@ -103,7 +111,7 @@ func (z *Decisions) Remember(ctx context.Context, u caller.User, a requestinfo.A
 		z.Keep(key, d)
 		return
 	}
-	if !z.withinQuota(ctx, u, key) {
+	if !z.withinQuota(ctx, u, key, d.At) {
 		z.Keep(key, d)
 		z.cfg.Logger.Debug("authorization decision not stored: the identity's quota is full", "user", u.Name)
 		return
@@ -123,15 +131,4 @@ func (z *Decisions) storable(a requestinfo.Attributes) bool {
 		return z.cfg.Held(a)
 	}
 	return false
-}
-
-// withinQuota reports whether key may be stored for u: it is stored
-// already (a refresh), or u has fewer than its quota. A failure to count
-// refuses: the decision stays in memory.
-func (z *Decisions) withinQuota(ctx context.Context, u caller.User, key string) bool {
-	if _, ok, err := z.cfg.Store.Get(ctx, DecisionPrefix+key); err == nil && ok {
-		return true
-	}
-	use, err := z.cfg.Store.MetaUsage(ctx, DecisionPrefix+identityKey(u)+"/")
-	return err == nil && use.Count < z.cfg.PerIdentity
 }

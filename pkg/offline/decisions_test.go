@@ -72,4 +72,18 @@ func TestDecisionsQuotaPerIdentity(t *testing.T) {
 	if d, ok := fresh.Stored(context.Background(), DecisionKey(tenant, get(0))); !ok || !d.At.Equal(now.Add(time.Minute)) {
 		t.Errorf("refreshed decision: got %+v, %v; want the refresh stored at quota", d, ok)
 	}
+	rotated := tenant
+	rotated.Extra = map[string][]string{"authentication.kubernetes.io/credential-id": {"JTI=new"}}
+	z.Remember(context.Background(), rotated, get(100), Decision{Allowed: true, At: now.Add(2 * time.Minute)})
+	if _, ok := fresh.Stored(context.Background(), DecisionKey(rotated, get(100))); ok {
+		t.Error("a rotated token's new question was stored past its identity's quota")
+	}
+	later := now.Add(staleDecisionAge + 30*time.Second) // all but the refreshed one went stale
+	z.Remember(context.Background(), rotated, get(101), Decision{Allowed: true, At: later})
+	if _, ok := fresh.Stored(context.Background(), DecisionKey(rotated, get(101))); !ok {
+		t.Error("a new question after an hour: not stored, want the stale decisions to make room")
+	}
+	if u, _ := store.MetaUsage(context.Background(), DecisionPrefix+identityKey(tenant)+"/"); u.Count != 2 {
+		t.Errorf("after the eviction: got %d stored, want 2 (the refreshed one and the new one)", u.Count)
+	}
 }

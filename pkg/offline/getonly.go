@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"net/http"
 	"regexp"
+	"sync/atomic"
 	"time"
 
 	"k8s.io/utils/clock"
@@ -41,6 +42,8 @@ const (
 	maxGetOnlyPath = 1024
 	// headerContentEncoding names the encoding of a body.
 	headerContentEncoding = "Content-Encoding"
+	// fullLogInterval spaces the log lines saying the caps are reached.
+	fullLogInterval = time.Minute
 )
 
 // errGetOnlyFull is returned when an answer would exceed the caps.
@@ -109,7 +112,7 @@ func WrapGetOnly(next http.Handler, cfg GetOnlyConfig) http.Handler {
 		rec := &response.Recorder{ResponseWriter: w, Limit: maxGetOnlyBody}
 		next.ServeHTTP(rec, r)
 		if err := g.keep(r.Context(), key, rec); err != nil {
-			g.cfg.Logger.Warn("get-only answer not stored", "path", r.URL.Path, "err", err)
+			g.logNotStored(r.URL.Path, err)
 		}
 	})
 }
@@ -117,6 +120,20 @@ func WrapGetOnly(next http.Handler, cfg GetOnlyConfig) http.Handler {
 type getOnly struct {
 	cfg  GetOnlyConfig
 	memo *Memo[getOnlyEntry]
+	// fullLogged is when the caps were last logged (Unix nanoseconds).
+	fullLogged atomic.Int64
+}
+
+// logNotStored logs a failure to store an answer; a full store at most
+// once per fullLogInterval.
+func (g *getOnly) logNotStored(path string, err error) {
+	if errors.Is(err, errGetOnlyFull) {
+		now, last := g.cfg.Clock.Now().UnixNano(), g.fullLogged.Load()
+		if now-last < int64(fullLogInterval) || !g.fullLogged.CompareAndSwap(last, now) {
+			return
+		}
+	}
+	g.cfg.Logger.Warn("get-only answer not stored", "path", path, "err", err)
 }
 
 func newGetOnly(cfg GetOnlyConfig) *getOnly {

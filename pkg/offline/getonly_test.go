@@ -5,6 +5,7 @@ import (
 	"compress/gzip"
 	"context"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -58,7 +59,8 @@ func newGetOnlyRig(maxAnswers int, maxBytes int64) *getOnlyRig {
 	rig := &getOnlyRig{cloud: &getOnlyCloud{online: true, status: http.StatusOK, body: pvcBody}, store: NewMemoryStore(),
 		clock: clocktesting.NewFakePassiveClock(time.Date(2026, 11, 24, 12, 0, 0, 0, time.UTC))}
 	rig.h = WrapGetOnly(rig.cloud, GetOnlyConfig{Store: rig.store, Connected: func() bool { return rig.cloud.online },
-		FromNode: FromNode("n1"), MaxAnswers: maxAnswers, MaxBytes: maxBytes, Clock: rig.clock})
+		FromNode: FromNode("n1"), MaxAnswers: maxAnswers, MaxBytes: maxBytes, Clock: rig.clock,
+		Logger: slog.New(slog.DiscardHandler)})
 	return rig
 }
 
@@ -205,5 +207,23 @@ func TestGetOnlyRetention(t *testing.T) {
 	rig.cloud.online = false
 	if rec := rig.get(theNode, pvcPath); rec.Code != http.StatusServiceUnavailable {
 		t.Errorf("offline after the prune: got %d, want 503", rec.Code)
+	}
+}
+
+func TestGetOnlyFullLoggedOncePerInterval(t *testing.T) {
+	var logs bytes.Buffer
+	rig := newGetOnlyRig(1, 0)
+	rig.h = WrapGetOnly(rig.cloud, GetOnlyConfig{Store: rig.store, Connected: func() bool { return true },
+		FromNode: FromNode("n1"), MaxAnswers: 1, Clock: rig.clock, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	for i := range 10 {
+		rig.get(theNode, fmt.Sprintf("/api/v1/persistentvolumes/pv%d", i))
+	}
+	if got := strings.Count(logs.String(), "caps are reached"); got != 1 {
+		t.Errorf("9 answers past the cap: got %d log lines, want 1", got)
+	}
+	rig.clock.SetTime(rig.clock.Now().Add(fullLogInterval))
+	rig.get(theNode, "/api/v1/persistentvolumes/pv-next")
+	if got := strings.Count(logs.String(), "caps are reached"); got != 2 {
+		t.Errorf("after the interval: got %d log lines, want 2", got)
 	}
 }

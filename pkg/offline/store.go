@@ -10,12 +10,14 @@ import (
 // Store keeps answers durably. Keys are opaque to it (hashes or paths,
 // never a token). Get returns ok false for a key never stored; Delete of
 // such a key is not an error. MetaUsage says how many values, and how many
-// bytes, are stored under a prefix, so that quotas hold across restarts.
+// bytes, are stored under a prefix, so that quotas hold across restarts;
+// PruneMeta makes room within one.
 type Store interface {
 	Get(ctx context.Context, key string) (value []byte, ok bool, err error)
 	Put(ctx context.Context, key string, value []byte) error
 	Delete(ctx context.Context, key string) error
 	MetaUsage(ctx context.Context, prefix string) (metastore.MetaUsage, error)
+	Pruner
 }
 
 // Pruner deletes the stored values under a key prefix that dead reports,
