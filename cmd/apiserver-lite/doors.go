@@ -11,10 +11,12 @@ import (
 	"sync"
 	"time"
 
+	"github.com/apiserver-lite/apiserver-lite/pkg/cloudsync"
 	"github.com/apiserver-lite/apiserver-lite/pkg/cloudsync/link"
 	"github.com/apiserver-lite/apiserver-lite/pkg/door"
 	"github.com/apiserver-lite/apiserver-lite/pkg/holding"
 	"github.com/apiserver-lite/apiserver-lite/pkg/metastore"
+	"github.com/apiserver-lite/apiserver-lite/pkg/offline"
 	"github.com/apiserver-lite/apiserver-lite/pkg/versioncache"
 	"k8s.io/client-go/rest"
 )
@@ -53,9 +55,12 @@ type doorDeps struct {
 	handler func(door string) http.Handler
 	cloud   *rest.Config
 	caches  []*versioncache.Cache
-	store   *metastore.Store
-	link    *link.Link
-	log     *slog.Logger
+	// res are the resources the daemon holds: only decisions on them are
+	// stored.
+	res   []cloudsync.Resource
+	store *metastore.Store
+	link  *link.Link
+	log   *slog.Logger
 	// clusterScope authorizes this node's identity per request too.
 	clusterScope bool
 	// keySealer keeps a generated TLS key sealed on disk; nil without a
@@ -151,13 +156,14 @@ func newChain(cfg config, d doorDeps) (door.SecureConfig, error) {
 	if err != nil {
 		return door.SecureConfig{}, err
 	}
-	decisions := metaDecisions{d.store}
+	decisions := offline.MetaStore{Store: d.store}
 	return door.SecureConfig{
 		Authenticator: door.NewAuthenticator(door.AuthenticatorConfig{NodeName: cfg.NodeName,
 			Reviews: reviews.Tokens, Store: decisions, Pods: holding.HeldPod(d.caches),
 			Connected: d.link.Connected, OfflineGrace: cfg.OfflineAuthzGrace, Logger: d.log}),
 		Authorizer: door.NewAuthorizer(door.AuthorizerConfig{Reviews: reviews.Access,
-			Store: decisions, Connected: d.link.Connected, OfflineGrace: cfg.OfflineAuthzGrace, Logger: d.log}),
+			Store: decisions, Connected: d.link.Connected, OfflineGrace: cfg.OfflineAuthzGrace,
+			Held: offline.HeldResources(d.res), Logger: d.log}),
 		Forwarder:    fwd,
 		ClusterScope: d.clusterScope,
 		Holdings:     d.holdings,

@@ -18,6 +18,7 @@ import (
 	"github.com/apiserver-lite/apiserver-lite/pkg/holding"
 	"github.com/apiserver-lite/apiserver-lite/pkg/listwatch"
 	"github.com/apiserver-lite/apiserver-lite/pkg/metastore"
+	"github.com/apiserver-lite/apiserver-lite/pkg/offline"
 	"github.com/apiserver-lite/apiserver-lite/pkg/operations"
 	"github.com/apiserver-lite/apiserver-lite/pkg/startup"
 	"github.com/apiserver-lite/apiserver-lite/pkg/versioncache"
@@ -144,9 +145,9 @@ func serve(ctx context.Context, cfg config, res []cloudsync.Resource, store *met
 	if err != nil {
 		return fmt.Errorf("local api: %w", err)
 	}
-	api := holding.WithStoredAnswers(handler, res, store, tokens, caches, cfg.NodeName, link, log)
+	api := offline.WithStoredAnswers(handler, res, offline.MetaStore{Store: store}, tokens, caches, cfg.NodeName, link, log)
 	doors, err := openDoors(cfg, doorDeps{handler: func(door string) http.Handler { return o.Handler(api, door) },
-		cloud: cloud, caches: caches, store: store, link: link, log: log, clusterScope: scope == holding.ScopeCluster,
+		cloud: cloud, caches: caches, res: res, store: store, link: link, log: log, clusterScope: scope == holding.ScopeCluster,
 		keySealer: st.sealer, holdings: holdingsOf(held)})
 	if err != nil {
 		return err
@@ -164,7 +165,7 @@ func serve(ctx context.Context, cfg config, res []cloudsync.Resource, store *met
 			runs = append(runs, gate.Hold(r))
 		}
 	}
-	if r := holding.TokenForgetter(res, caches, tokens, log); r != nil {
+	if r := offline.TokenForgetter(res, caches, tokens, log); r != nil {
 		runs = append(runs, r)
 	}
 	return runUntilDone(ctx, daemonLoops{doors: doors, runs: runs, caches: caches, notify: n, exited: o.SyncExits()}, log)

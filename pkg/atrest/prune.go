@@ -8,9 +8,8 @@ import (
 
 	"k8s.io/utils/clock"
 
-	"github.com/apiserver-lite/apiserver-lite/pkg/door"
-	"github.com/apiserver-lite/apiserver-lite/pkg/listwatch/tokencache"
 	"github.com/apiserver-lite/apiserver-lite/pkg/metastore"
+	"github.com/apiserver-lite/apiserver-lite/pkg/offline"
 )
 
 // storedPruneInterval spaces the removals of stored credentials past use:
@@ -19,10 +18,11 @@ import (
 const storedPruneInterval = time.Hour
 
 // StoredPruner removes, at start and every storedPruneInterval, the stored
-// token reviews, authorization decisions and TokenRequest answers that can
-// no longer be used (see door.PruneStored and tokencache.PruneExpired),
+// token reviews, authorization decisions, get-only answers and TokenRequest
+// answers that can no longer be used (see offline.PruneStored and
+// offline.PruneExpired),
 // then scrubs their bytes from the disk.
-func StoredPruner(store *metastore.Store, tokens tokencache.Pruner, clk clock.WithTicker, grace time.Duration, log *slog.Logger) func(context.Context) error {
+func StoredPruner(store *metastore.Store, tokens offline.Pruner, clk clock.WithTicker, grace time.Duration, log *slog.Logger) func(context.Context) error {
 	return func(ctx context.Context) error {
 		t := clk.NewTicker(storedPruneInterval)
 		defer t.Stop()
@@ -41,12 +41,12 @@ func StoredPruner(store *metastore.Store, tokens tokencache.Pruner, clk clock.Wi
 }
 
 // pruneStored runs one round of StoredPruner.
-func pruneStored(ctx context.Context, store *metastore.Store, tokens tokencache.Pruner, now time.Time, grace time.Duration, log *slog.Logger) error {
-	reviews, err1 := door.PruneStored(ctx, store, now, grace)
-	answers, err2 := tokencache.PruneExpired(ctx, tokens, now)
+func pruneStored(ctx context.Context, store *metastore.Store, tokens offline.Pruner, now time.Time, grace time.Duration, log *slog.Logger) error {
+	reviews, err1 := offline.PruneStored(ctx, store, now, grace)
+	answers, err2 := offline.PruneExpired(ctx, tokens, now)
 	if reviews+answers == 0 {
 		return errors.Join(err1, err2)
 	}
-	log.Info("pruned stored credentials past use", "reviewsAndDecisions", reviews, "tokenAnswers", answers)
+	log.Info("pruned stored credentials past use", "reviewsDecisionsAndGetOnlyAnswers", reviews, "tokenAnswers", answers)
 	return errors.Join(err1, err2, store.Scrub(ctx))
 }

@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/apiserver-lite/apiserver-lite/pkg/holding"
 	"github.com/apiserver-lite/apiserver-lite/pkg/metastore"
+	"github.com/apiserver-lite/apiserver-lite/pkg/offline"
 	clocktesting "k8s.io/utils/clock/testing"
 )
 
@@ -27,7 +27,7 @@ func TestStoredPruner(t *testing.T) {
 	clk := clocktesting.NewFakeClock(time.Date(2026, 11, 24, 12, 0, 0, 0, time.UTC))
 	put := func(key string, at time.Time) {
 		t.Helper()
-		v := fmt.Sprintf(`{"allowed":true,"at":%q,"expires":%q}`, at.Format(time.RFC3339), at.Add(grace).Format(time.RFC3339))
+		v := fmt.Sprintf(`{"allowed":true,"held":true,"at":%q,"expires":%q}`, at.Format(time.RFC3339), at.Add(grace).Format(time.RFC3339))
 		if err := st.PutMeta(ctx, key, []byte(v)); err != nil {
 			t.Fatal(err)
 		}
@@ -37,7 +37,7 @@ func TestStoredPruner(t *testing.T) {
 	put("tokenrequest/uid/expired", clk.Now().Add(-2*grace))
 	var wg sync.WaitGroup
 	wg.Go(func() {
-		_ = StoredPruner(st, ScrubbedAnswers{holding.MetaAnswers{Store: st}}, clk, grace, slog.New(slog.DiscardHandler))(ctx)
+		_ = StoredPruner(st, ScrubbedAnswers{offline.MetaStore{Store: st}}, clk, grace, slog.New(slog.DiscardHandler))(ctx)
 	})
 	waitStored(t, st, map[string]bool{"auth/decision/old": false, "tokenrequest/uid/expired": false, "auth/decision/recent": true})
 

@@ -6,15 +6,14 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/apiserver-lite/apiserver-lite/pkg/door"
-	"github.com/apiserver-lite/apiserver-lite/pkg/listwatch/tokencache"
 	"github.com/apiserver-lite/apiserver-lite/pkg/metastore"
+	"github.com/apiserver-lite/apiserver-lite/pkg/offline"
 	"github.com/apiserver-lite/apiserver-lite/pkg/seal"
 )
 
 // sealedMetaPrefixes are the meta keys whose values are credentials:
-// stored TokenRequest answers and reviewed tokens.
-var sealedMetaPrefixes = []string{tokencache.Prefix, door.TokenKeyPrefix}
+// stored TokenRequest answers and reviewed tokens (offline.Kinds).
+var sealedMetaPrefixes = offline.SealedPrefixes()
 
 // sealedResource reports whether a stored resource holds Secrets: core
 // v1 secrets, listed or held on demand (its key is "/v1/secrets" with

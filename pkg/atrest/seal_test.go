@@ -8,9 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/apiserver-lite/apiserver-lite/pkg/holding"
-	"github.com/apiserver-lite/apiserver-lite/pkg/listwatch/tokencache"
 	"github.com/apiserver-lite/apiserver-lite/pkg/metastore"
+	"github.com/apiserver-lite/apiserver-lite/pkg/offline"
 	"github.com/apiserver-lite/apiserver-lite/pkg/seal"
 )
 
@@ -68,14 +67,14 @@ func TestScrubbedAnswersDeletePodTokens(t *testing.T) {
 	}
 	defer st.Close()
 	marker := []byte("plaintext-token-marker")
-	answers := ScrubbedAnswers{holding.MetaAnswers{Store: st}}
-	if err := answers.Put(context.Background(), tokencache.PodPrefix("uid-1")+"k", marker); err != nil {
+	answers := ScrubbedAnswers{offline.MetaStore{Store: st}}
+	if err := answers.Put(context.Background(), offline.PodPrefix("uid-1")+"k", marker); err != nil {
 		t.Fatal(err)
 	}
 	if !dirHolds(t, dir, marker) {
 		t.Fatal("the token is in no file before the delete; the test cannot see it")
 	}
-	if err := answers.DeleteMetaPrefix(context.Background(), tokencache.PodPrefix("uid-1")); err != nil {
+	if err := answers.DeleteMetaPrefix(context.Background(), offline.PodPrefix("uid-1")); err != nil {
 		t.Fatal(err)
 	}
 	if dirHolds(t, dir, marker) {

@@ -10,7 +10,6 @@ import (
 	"net/http"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"golang.org/x/sync/singleflight"
@@ -19,6 +18,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	authenticationclient "k8s.io/client-go/kubernetes/typed/authentication/v1"
 	"k8s.io/utils/clock"
+
+	"github.com/apiserver-lite/apiserver-lite/pkg/offline"
 )
 
 const (
@@ -32,11 +33,6 @@ const (
 	// reviewTimeout bounds one TokenReview; it is shared by every request
 	// waiting for the same token.
 	reviewTimeout = 10 * time.Second
-	// maxCachedTokens bounds the in-memory token caches (entries); a
-	// cache is emptied when full, which only costs fresh reviews.
-	maxCachedTokens = 4096
-	// tokenKeyPrefix prefixes the store keys of reviewed tokens.
-	tokenKeyPrefix = "auth/token/"
 	// nodesGroup is the group of every node identity.
 	nodesGroup = "system:nodes"
 	// nodeUserPrefix prefixes a node's user name.
@@ -73,18 +69,14 @@ type Authenticator struct {
 	cfg AuthenticatorConfig
 	// flight shares one TokenReview among the requests of one token.
 	flight singleflight.Group
-	mu     sync.Mutex
-	mem    map[string]tokenEntry // guarded by mu; keyed by the token's SHA-256
-	failed map[string]time.Time  // guarded by mu; when a token was refused
+	// reviews keeps successful reviews, keyed by the token's SHA-256.
+	reviews *offline.Memo[tokenEntry]
+	// refused keeps when a token was refused, by the same key.
+	refused *offline.Memo[time.Time]
 }
 
 // tokenEntry is a successful review, as kept in memory and the store.
-type tokenEntry struct {
-	User       User      `json:"user"`
-	Exp        time.Time `json:"exp"`
-	Pod        podRef    `json:"pod"`
-	ReviewedAt time.Time `json:"reviewedAt"`
-}
+type tokenEntry = offline.Review
 
 // NewAuthenticator returns an Authenticator.
 func NewAuthenticator(cfg AuthenticatorConfig) *Authenticator {
@@ -94,7 +86,8 @@ func NewAuthenticator(cfg AuthenticatorConfig) *Authenticator {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	return &Authenticator{cfg: cfg, mem: map[string]tokenEntry{}, failed: map[string]time.Time{}}
+	return &Authenticator{cfg: cfg, refused: offline.NewRefusals(),
+		reviews: offline.NewReviews(cfg.Store, cfg.OfflineGrace, offline.Policy[tokenEntry]{Logger: cfg.Logger})}
 }
 
 // authenticate returns the caller: a verified client certificate first,
@@ -186,28 +179,10 @@ func (a *Authenticator) reviewOffline(ctx context.Context, key string, now time.
 			return tokenEntry{}, errUnauthenticated
 		}
 	}
-	if !a.usable(e, now) || (e.Exp.IsZero() && now.Sub(e.ReviewedAt) > a.cfg.OfflineGrace) {
+	if !a.usable(e, now) || !a.reviews.InGrace(e, now) {
 		return tokenEntry{}, errUnauthenticated
 	}
 	return e, nil
-}
-
-// refusedRecently is true for a token the cloud refused within
-// failedTokenTTL.
-func (a *Authenticator) refusedRecently(key string, now time.Time) bool {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	at, ok := a.failed[key]
-	return ok && now.Sub(at) < failedTokenTTL
-}
-
-func (a *Authenticator) noteRefused(key string, now time.Time) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if len(a.failed) >= maxCachedTokens {
-		clear(a.failed)
-	}
-	a.failed[key] = now
 }
 
 // usable is false for an expired token or one whose bound pod is no longer

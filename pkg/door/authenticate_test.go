@@ -12,6 +12,8 @@ import (
 
 	authenticationv1 "k8s.io/api/authentication/v1"
 	clocktesting "k8s.io/utils/clock/testing"
+
+	"github.com/apiserver-lite/apiserver-lite/pkg/offline"
 )
 
 type authnRig struct {
@@ -119,7 +121,7 @@ func reviewedBound(t *testing.T, rig *authnRig, u *authenticationv1.UserInfo, li
 		t.Fatalf("review: %v", err)
 	}
 	for k := range rig.store.m {
-		if slices.Contains([]string{k}, tok) || len(k) != len(tokenKeyPrefix)+64 {
+		if slices.Contains([]string{k}, tok) || len(k) != len(offline.ReviewPrefix)+64 {
 			t.Fatalf("store key %q is not the token's hash", k)
 		}
 	}

@@ -2,13 +2,9 @@ package door
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
-	"sync"
 	"time"
 
 	authorizationv1 "k8s.io/api/authorization/v1"
@@ -16,6 +12,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	authorizationclient "k8s.io/client-go/kubernetes/typed/authorization/v1"
 	"k8s.io/utils/clock"
+
+	"github.com/apiserver-lite/apiserver-lite/pkg/offline"
 )
 
 const (
@@ -26,10 +24,6 @@ const (
 	// DefaultOfflineAuthzGrace is how long a stored decision stands in for
 	// the cloud's while the cloud cannot be asked.
 	DefaultOfflineAuthzGrace = 24 * time.Hour
-	// maxCachedDecisions bounds the in-memory decision cache (entries).
-	maxCachedDecisions = 8192
-	// decisionKeyPrefix prefixes the store keys of decisions.
-	decisionKeyPrefix = "auth/decision/"
 )
 
 // errNoDecision is returned when the cloud cannot be asked and no earlier
@@ -42,23 +36,25 @@ type AuthorizerConfig struct {
 	Store        DecisionStore
 	Connected    Connected
 	OfflineGrace time.Duration
-	Clock        clock.PassiveClock
-	Logger       *slog.Logger
+	// Held reports whether the daemon holds a request's resource: only
+	// decisions on those are stored (see offline.Decisions); nil stores
+	// none.
+	Held func(attributes) bool
+	// DecisionsPerIdentity caps one identity's stored decisions; 0 is
+	// offline.DefaultDecisionsPerIdentity.
+	DecisionsPerIdentity int
+	Clock                clock.PassiveClock
+	Logger               *slog.Logger
 }
 
 // Authorizer decides with SubjectAccessReviews against the cloud.
 type Authorizer struct {
-	cfg AuthorizerConfig
-	mu  sync.Mutex
-	mem map[string]decision // guarded by mu; keyed by decisionKey
+	cfg       AuthorizerConfig
+	decisions *offline.Decisions
 }
 
 // decision is a SubjectAccessReview's answer.
-type decision struct {
-	Allowed bool      `json:"allowed"`
-	Reason  string    `json:"reason,omitempty"`
-	At      time.Time `json:"at"`
-}
+type decision = offline.Decision
 
 // NewAuthorizer returns an Authorizer.
 func NewAuthorizer(cfg AuthorizerConfig) *Authorizer {
@@ -68,7 +64,8 @@ func NewAuthorizer(cfg AuthorizerConfig) *Authorizer {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	return &Authorizer{cfg: cfg, mem: map[string]decision{}}
+	return &Authorizer{cfg: cfg, decisions: offline.NewDecisions(offline.DecisionsConfig{Store: cfg.Store,
+		Grace: cfg.OfflineGrace, Held: cfg.Held, PerIdentity: cfg.DecisionsPerIdentity, Logger: cfg.Logger})}
 }
 
 // authorize decides whether u may do a. Stored decisions stand in for the
@@ -76,11 +73,9 @@ func NewAuthorizer(cfg AuthorizerConfig) *Authorizer {
 // cloud refuses the request.
 func (z *Authorizer) authorize(ctx context.Context, u User, a attributes) (decision, error) {
 	a = normalized(a)
-	key := decisionKey(u, a)
+	key := offline.DecisionKey(u, a)
 	now := z.cfg.Clock.Now()
-	z.mu.Lock()
-	d, ok := z.mem[key]
-	z.mu.Unlock()
+	d, ok := z.decisions.Mem(key)
 	if ok && now.Sub(d.At) < ttl(d) {
 		return d, nil
 	}
@@ -92,16 +87,16 @@ func (z *Authorizer) authorize(ctx context.Context, u User, a attributes) (decis
 			}
 			return decision{}, fmt.Errorf("subject access review: %w", err)
 		}
-		z.remember(ctx, key, a, d)
+		z.decisions.Remember(ctx, u, a, d)
 		if d.Allowed {
 			z.askSibling(ctx, u, a, now)
 		}
 		return d, nil
 	}
 	if !ok {
-		d, ok = z.stored(ctx, key)
+		d, ok = z.decisions.Stored(ctx, key)
 	}
-	if !ok || now.Sub(d.At) > z.cfg.OfflineGrace {
+	if !ok || !z.decisions.InGrace(d, now) {
 		return decision{}, errNoDecision
 	}
 	return d, nil
@@ -122,10 +117,7 @@ func (z *Authorizer) askSibling(ctx context.Context, u User, a attributes, now t
 		return
 	}
 	a.Verb = verb
-	key := decisionKey(u, a)
-	z.mu.Lock()
-	d, ok := z.mem[key]
-	z.mu.Unlock()
+	d, ok := z.decisions.Mem(offline.DecisionKey(u, a))
 	if ok && now.Sub(d.At) < ttl(d) {
 		return
 	}
@@ -134,7 +126,7 @@ func (z *Authorizer) askSibling(ctx context.Context, u User, a attributes, now t
 		z.cfg.Logger.Debug("subject access review of the sibling verb", "verb", verb, "err", err)
 		return
 	}
-	z.remember(ctx, key, a, d)
+	z.decisions.Remember(ctx, u, a, d)
 }
 
 func ttl(d decision) time.Duration {
@@ -142,16 +134,6 @@ func ttl(d decision) time.Duration {
 		return allowedTTL
 	}
 	return deniedTTL
-}
-
-// decisionKey hashes the user and the attributes: same key, same question.
-func decisionKey(u User, a attributes) string {
-	raw, _ := json.Marshal(struct {
-		U User
-		A attributes
-	}{u, a}) // plain strings and maps: cannot fail
-	sum := sha256.Sum256(raw)
-	return hex.EncodeToString(sum[:])
 }
 
 func (z *Authorizer) askCloud(ctx context.Context, u User, a attributes, now time.Time) (decision, error) {
@@ -182,54 +164,4 @@ func (z *Authorizer) askCloud(ctx context.Context, u User, a attributes, now tim
 		return decision{}, err
 	}
 	return decision{Allowed: out.Status.Allowed && !out.Status.Denied, Reason: out.Status.Reason, At: now}, nil
-}
-
-func (z *Authorizer) stored(ctx context.Context, key string) (decision, bool) {
-	if z.cfg.Store == nil {
-		return decision{}, false
-	}
-	raw, ok, err := z.cfg.Store.Get(ctx, decisionKeyPrefix+key)
-	if err != nil || !ok {
-		return decision{}, false
-	}
-	var d decision
-	if err := json.Unmarshal(raw, &d); err != nil || d.At.IsZero() {
-		return decision{}, false
-	}
-	return d, true
-}
-
-// remember keeps d in memory and, for an allowed read the daemon can
-// answer offline, in the store. Denials are never stored: offline they
-// are answered as undecided (403) anyway, and storing them would let any
-// caller fill the disk with distinct questions. A store failure only
-// costs the offline fallback, so it is logged.
-func (z *Authorizer) remember(ctx context.Context, key string, a attributes, d decision) {
-	z.mu.Lock()
-	if len(z.mem) >= maxCachedDecisions {
-		clear(z.mem)
-	}
-	z.mem[key] = d
-	z.mu.Unlock()
-	if z.cfg.Store == nil || !d.Allowed || !servableOffline(a) {
-		return
-	}
-	raw, err := json.Marshal(d)
-	if err == nil {
-		err = z.cfg.Store.Put(ctx, decisionKeyPrefix+key, raw)
-	}
-	if err != nil {
-		z.cfg.Logger.Warn("store authorization decision", "err", err)
-	}
-}
-
-// servableOffline is true for the reads the daemon may answer from its
-// own state: get, list and watch of a resource, and the discovery and
-// version paths.
-func servableOffline(a attributes) bool {
-	switch a.Verb {
-	case "get", "list", "watch":
-		return true
-	}
-	return false
 }

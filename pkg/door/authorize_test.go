@@ -27,7 +27,8 @@ func newAuthzRig(t *testing.T) *authzRig {
 
 func (rig *authzRig) authorizer(t *testing.T) *Authorizer {
 	return NewAuthorizer(AuthorizerConfig{Reviews: rig.cloud.sarClient(t), Store: rig.store,
-		Connected: rig.link.connected, OfflineGrace: DefaultOfflineAuthzGrace, Clock: rig.clock})
+		Connected: rig.link.connected, OfflineGrace: DefaultOfflineAuthzGrace, Clock: rig.clock,
+		Held: func(a attributes) bool { return a.ResourceRequest }})
 }
 
 var (

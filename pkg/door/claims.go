@@ -6,6 +6,8 @@ import (
 	"errors"
 	"strings"
 	"time"
+
+	"github.com/apiserver-lite/apiserver-lite/pkg/offline"
 )
 
 // maxTokenBytes bounds the bearer tokens read (bytes); service-account
@@ -25,11 +27,7 @@ type claims struct {
 	Pod podRef
 }
 
-type podRef struct {
-	Namespace string `json:"namespace"`
-	Name      string `json:"name"`
-	UID       string `json:"uid"`
-}
+type podRef = offline.PodRef
 
 type rawClaims struct {
 	Exp        *json.Number `json:"exp"`

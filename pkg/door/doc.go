@@ -6,9 +6,11 @@
 // authenticated in kube-apiserver's order (client certificate, then bearer
 // token reviewed by the cloud) and authorized with a SubjectAccessReview for
 // the exact request, so a tenant gets what its own identity may do in the
-// cloud and never what the node holds. Decisions are cached in memory and,
-// through an injected DecisionStore, durably, so that they survive an
-// outage up to a bounded grace.
+// cloud and never what the node holds. Reviews and decisions are kept by
+// package offline, in memory and, through an injected DecisionStore,
+// durably within a bounded grace; offline decides what may be stored
+// (only decisions on resources the daemon holds, within a quota per
+// identity) and door when a stored answer may stand in for the cloud.
 //
 // Both doors are http.Handler wrappers around the local API. They record
 // the caller and how the proxy may forward for it (with the daemon's

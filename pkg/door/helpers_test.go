@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -15,6 +16,8 @@ import (
 	authenticationclient "k8s.io/client-go/kubernetes/typed/authentication/v1"
 	authorizationclient "k8s.io/client-go/kubernetes/typed/authorization/v1"
 	"k8s.io/client-go/rest"
+
+	"github.com/apiserver-lite/apiserver-lite/pkg/metastore"
 )
 
 // fakeCloud answers TokenReviews and SubjectAccessReviews like a cloud
@@ -158,6 +161,32 @@ func (s *memStore) Delete(_ context.Context, key string) error {
 	defer s.mu.Unlock()
 	delete(s.m, key)
 	return nil
+}
+
+func (s *memStore) PruneMeta(_ context.Context, prefix string, dead func([]byte) bool) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := 0
+	for k, v := range s.m {
+		if strings.HasPrefix(k, prefix) && dead(v) {
+			delete(s.m, k)
+			n++
+		}
+	}
+	return n, nil
+}
+
+func (s *memStore) MetaUsage(_ context.Context, prefix string) (metastore.MetaUsage, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var u metastore.MetaUsage
+	for k, v := range s.m {
+		if strings.HasPrefix(k, prefix) {
+			u.Count++
+			u.Bytes += int64(len(v))
+		}
+	}
+	return u, nil
 }
 
 // jwt is an unsigned JWT carrying claims.

@@ -1,19 +1,13 @@
 package door
 
 import (
-	"context"
-
 	"github.com/apiserver-lite/apiserver-lite/pkg/listwatch/caller"
+	"github.com/apiserver-lite/apiserver-lite/pkg/offline"
 )
 
-// DecisionStore keeps reviewed tokens and authorization decisions durably.
-// Keys are opaque (hashes, never a token). Get returns ok false for a key
-// never stored.
-type DecisionStore interface {
-	Get(ctx context.Context, key string) (value []byte, ok bool, err error)
-	Put(ctx context.Context, key string, value []byte) error
-	Delete(ctx context.Context, key string) error
-}
+// DecisionStore keeps reviewed tokens and authorization decisions durably
+// (see package offline). Keys are opaque (hashes, never a token).
+type DecisionStore = offline.Store
 
 // PodLookup reports whether the pod namespace/name with uid is in the
 // local pod cache and not being deleted (no deletionTimestamp).

@@ -3,8 +3,7 @@
 // only when configured, auto never widening to it), how the choice is
 // stored for offline restarts and confirmed with the cloud afterwards,
 // node scope's set of resources (what the Node authorizer lets the node
-// read), cluster scope's default list, and what is answered from stored
-// answers while the cloud is away (the kubelet's TokenRequests for pods
-// the node holds, node scope's get-only reads). cmd wires it; the doors
-// ask door who may read it.
+// read) and cluster scope's default list. The answers stored for outages
+// are package offline's, which asks this package which pods the node
+// holds. cmd wires it; the doors ask door who may read it.
 package holding

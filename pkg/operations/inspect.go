@@ -7,6 +7,7 @@ import (
 
 	"github.com/apiserver-lite/apiserver-lite/pkg/holding/forpods"
 	"github.com/apiserver-lite/apiserver-lite/pkg/metastore"
+	"github.com/apiserver-lite/apiserver-lite/pkg/offline"
 )
 
 // SourceDataDir is the Source of a Status read from a data dir.
@@ -24,7 +25,23 @@ func InspectDataDir(ctx context.Context, path string) (Status, error) {
 		doc.Resources = append(doc.Resources, ResourceStatus{Resource: labelOfKey(r.Key), Key: r.Key,
 			ResourceVersion: r.Watermark, Ready: r.Watermark > 0, Objects: r.Objects})
 	}
+	if err := addStoredAnswers(ctx, path, &doc); err != nil {
+		return Status{}, err
+	}
 	return doc, addStoredOwners(ctx, path, &doc)
+}
+
+// addStoredAnswers counts, for each kind of stored answer, its rows and
+// bytes.
+func addStoredAnswers(ctx context.Context, path string, doc *Status) error {
+	use, err := metastore.InspectMetaUsage(ctx, path, offline.Prefixes()...)
+	if err != nil {
+		return err
+	}
+	for i, k := range offline.Kinds {
+		doc.Stored = append(doc.Stored, StoredAnswers{Kind: k.Name, Prefix: k.Prefix, Count: use[i].Count, Bytes: use[i].Bytes})
+	}
+	return nil
 }
 
 // addStoredOwners names, for each resource held for pods in doc, the

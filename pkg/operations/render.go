@@ -54,6 +54,9 @@ func RenderTable(out io.Writer, doc Status) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
+	if err := renderStored(out, doc); err != nil {
+		return err
+	}
 	return renderHeldForPods(out, doc)
 }
 
@@ -96,4 +99,18 @@ func lastError(r ResourceStatus) string {
 		msg = string(rs[:maxTableError-3]) + "..."
 	}
 	return msg
+}
+
+// renderStored lists the answers kept for outages, by kind.
+func renderStored(out io.Writer, doc Status) error {
+	if len(doc.Stored) == 0 {
+		return nil
+	}
+	fmt.Fprintln(out)
+	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "STORED ANSWERS\tCOUNT\tBYTES")
+	for _, s := range doc.Stored {
+		fmt.Fprintf(tw, "%s\t%d\t%d\n", s.Kind, s.Count, s.Bytes)
+	}
+	return tw.Flush()
 }

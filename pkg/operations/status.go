@@ -18,6 +18,17 @@ type Status struct {
 	Integrity       string           `json:"integrity,omitempty"`
 	LastCommitError string           `json:"lastCommitError,omitempty"`
 	Resources       []ResourceStatus `json:"resources"`
+	// Stored counts the answers kept for outages, by kind; read from a
+	// data dir only.
+	Stored []StoredAnswers `json:"stored,omitempty"`
+}
+
+// StoredAnswers is how many answers of one kind a data dir holds.
+type StoredAnswers struct {
+	Kind   string `json:"kind"`
+	Prefix string `json:"prefix"`
+	Count  int    `json:"count"`
+	Bytes  int64  `json:"bytes"`
 }
 
 // ResourceStatus is one resource's line of a Status.

@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/apiserver-lite/apiserver-lite/pkg/listwatch/tokencache"
 	"github.com/apiserver-lite/apiserver-lite/pkg/metastore"
+	"github.com/apiserver-lite/apiserver-lite/pkg/offline"
 )
 
 const testDB = "state.db"
@@ -27,7 +27,7 @@ func mustSnapshot(t *testing.T) string {
 	if err := st.PutMeta(ctx, metastore.NodeNameKey, []byte("n1")); err != nil {
 		t.Fatal(err)
 	}
-	if err := st.PutMeta(ctx, tokencache.Prefix+"uid/k", []byte("token")); err != nil {
+	if err := st.PutMeta(ctx, offline.TokenRequestPrefix+"uid/k", []byte("token")); err != nil {
 		t.Fatal(err)
 	}
 	if err := st.Close(); err != nil {
@@ -83,7 +83,7 @@ func TestRestore(t *testing.T) {
 	if got, err := st.GetMeta(ctx, metastore.NodeNameKey); err != nil || string(got) != "n1" {
 		t.Errorf("node name: got %q, %v, want n1", got, err)
 	}
-	if _, err := st.GetMeta(ctx, tokencache.Prefix+"uid/k"); err == nil {
+	if _, err := st.GetMeta(ctx, offline.TokenRequestPrefix+"uid/k"); err == nil {
 		t.Error("a TokenRequest answer was restored, want it left out of the snapshot")
 	}
 	if left, _ := filepath.Glob(filepath.Join(data, "*"+restoreSuffix+"*")); len(left) != 0 {

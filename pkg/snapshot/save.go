@@ -5,17 +5,15 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/apiserver-lite/apiserver-lite/pkg/door"
-	"github.com/apiserver-lite/apiserver-lite/pkg/listwatch/readcache"
-	"github.com/apiserver-lite/apiserver-lite/pkg/listwatch/tokencache"
 	"github.com/apiserver-lite/apiserver-lite/pkg/metastore"
+	"github.com/apiserver-lite/apiserver-lite/pkg/offline"
 )
 
-// leavesOut are the meta prefixes a snapshot leaves out: every credential
-// the node holds (its stored TokenRequest answers, the TLS door's reviewed
-// tokens and authorization decisions) and the answers of get-only kinds.
-// The TLS door's key lives outside the database.
-var leavesOut = []string{tokencache.Prefix, door.TokenKeyPrefix, door.DecisionKeyPrefix, readcache.Prefix}
+// leavesOut are the meta prefixes a snapshot leaves out: every stored
+// answer (offline.Kinds), among them every credential the node holds (its
+// stored TokenRequest answers, the TLS door's reviewed tokens). The TLS
+// door's key lives outside the database.
+var leavesOut = offline.Prefixes()
 
 // Save copies the store at db to file with VACUUM INTO from a read-only
 // connection: consistent while the daemon runs, and only for a user who

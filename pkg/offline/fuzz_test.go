@@ -1,4 +1,4 @@
-package tokencache
+package offline
 
 import "testing"
 

@@ -1,4 +1,4 @@
-package tokencache
+package offline
 
 import (
 	"encoding/base64"
@@ -58,7 +58,7 @@ func TestStoredByOutcomeNotByProber(t *testing.T) {
 	cloud := &fakeCloud{now: now, jwtLife: time.Hour, up: true}
 	store := NewMemoryStore()
 	proberSaysUp := false // the cloud is back, the prober has not noticed
-	h := Wrap(cloud, Config{Store: store, Connected: func() bool { return proberSaysUp },
+	h := WrapTokenRequests(cloud, TokenRequestConfig{Store: store, Connected: func() bool { return proberSaysUp },
 		Clock: clocktesting.NewFakePassiveClock(now), FromNode: yes, HeldPod: func(_, _, _ string) bool { return true }})
 	code, first := post(h, requestBody("api"))
 	if code != http.StatusCreated || len(store.m) != 1 {
@@ -97,7 +97,7 @@ func TestStoresOnlyTheNodesOwnPodTokens(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			store := NewMemoryStore()
 			var gotPod []string
-			h := Wrap(&fakeCloud{now: now, jwtLife: time.Hour, up: true}, Config{Store: store, Connected: func() bool { return true },
+			h := WrapTokenRequests(&fakeCloud{now: now, jwtLife: time.Hour, up: true}, TokenRequestConfig{Store: store, Connected: func() bool { return true },
 				Clock:    clocktesting.NewFakePassiveClock(now),
 				FromNode: func(*http.Request) bool { return tc.fromNode },
 				HeldPod: func(ns, name, uid string) bool {
@@ -134,7 +134,7 @@ func TestExpiryIsTheLaterOfStatusAndJWT(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			store := NewMemoryStore()
-			h := Wrap(&fakeCloud{now: now, jwtLife: tc.jwtLife, up: true}, Config{Store: store, Connected: func() bool { return true },
+			h := WrapTokenRequests(&fakeCloud{now: now, jwtLife: tc.jwtLife, up: true}, TokenRequestConfig{Store: store, Connected: func() bool { return true },
 				Clock: clocktesting.NewFakePassiveClock(now), FromNode: yes, HeldPod: func(_, _, _ string) bool { return true }})
 			post(h, requestBody("api"))
 			for _, raw := range store.m {

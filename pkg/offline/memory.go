@@ -1,9 +1,11 @@
-package tokencache
+package offline
 
 import (
 	"context"
 	"strings"
 	"sync"
+
+	"github.com/apiserver-lite/apiserver-lite/pkg/metastore"
 )
 
 // MemoryStore keeps answers in memory only, for a daemon without a state
@@ -25,12 +27,34 @@ func (s *MemoryStore) Put(_ context.Context, key string, value []byte) error {
 	return nil
 }
 
-// Lookup returns the value under key.
-func (s *MemoryStore) Lookup(_ context.Context, key string) ([]byte, bool, error) {
+// Get returns the value under key.
+func (s *MemoryStore) Get(_ context.Context, key string) ([]byte, bool, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	v, ok := s.m[key]
 	return v, ok, nil
+}
+
+// Delete removes key.
+func (s *MemoryStore) Delete(_ context.Context, key string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.m, key)
+	return nil
+}
+
+// MetaUsage counts the values under prefix and their bytes.
+func (s *MemoryStore) MetaUsage(_ context.Context, prefix string) (metastore.MetaUsage, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var u metastore.MetaUsage
+	for k, v := range s.m {
+		if strings.HasPrefix(k, prefix) {
+			u.Count++
+			u.Bytes += int64(len(v))
+		}
+	}
+	return u, nil
 }
 
 // DeleteMetaPrefix removes every value whose key starts with prefix.

@@ -1,13 +1,11 @@
-package tokencache
+package offline
 
 import (
-	"context"
 	"encoding/json"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -15,25 +13,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	clocktesting "k8s.io/utils/clock/testing"
 )
-
-type memStore struct {
-	mu sync.Mutex
-	m  map[string][]byte // guarded by mu
-}
-
-func (s *memStore) Put(_ context.Context, k string, v []byte) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.m[k] = v
-	return nil
-}
-
-func (s *memStore) Lookup(_ context.Context, k string) ([]byte, bool, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	v, ok := s.m[k]
-	return v, ok, nil
-}
 
 const tokenURL = "/api/v1/namespaces/ns/serviceaccounts/default/token"
 
@@ -71,8 +50,8 @@ func TestTokenRequestsAnsweredOffline(t *testing.T) {
 		w.WriteHeader(http.StatusCreated)
 		_ = json.NewEncoder(w).Encode(resp)
 	})
-	store := &memStore{m: map[string][]byte{}}
-	h := Wrap(cloud, Config{Store: store, Connected: func() bool { return online }, Clock: clk,
+	store := NewMemoryStore()
+	h := WrapTokenRequests(cloud, TokenRequestConfig{Store: store, Connected: func() bool { return online }, Clock: clk,
 		FromNode: func(*http.Request) bool { return true }, HeldPod: func(_, _, _ string) bool { return true }})
 	post := func(body string) (int, string) {
 		rec := httptest.NewRecorder()
@@ -123,7 +102,7 @@ func TestTokenRequestsAnsweredOffline(t *testing.T) {
 func TestOtherRequestsPassThrough(t *testing.T) {
 	calls := 0
 	next := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { calls++ })
-	h := Wrap(next, Config{Store: &memStore{m: map[string][]byte{}}, Connected: func() bool { return false }})
+	h := WrapTokenRequests(next, TokenRequestConfig{Store: NewMemoryStore(), Connected: func() bool { return false }})
 	for _, r := range []*http.Request{
 		httptest.NewRequest(http.MethodGet, tokenURL, nil),
 		httptest.NewRequest(http.MethodPost, "/api/v1/namespaces/ns/pods", strings.NewReader("{}")),

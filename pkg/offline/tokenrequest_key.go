@@ -1,4 +1,4 @@
-package tokencache
+package offline
 
 import (
 	"crypto/sha256"
@@ -15,13 +15,6 @@ import (
 
 // tokenPath matches the TokenRequest subresource of a service account.
 var tokenPath = regexp.MustCompile(`^/api/v1/namespaces/([^/]+)/serviceaccounts/([^/]+)/token$`)
-
-// keyPrefix starts every stored entry's key; the bound pod's UID follows
-// it, so the entries of one pod can be dropped together.
-const keyPrefix = "tokenrequest/"
-
-// Prefix starts the key of every stored answer.
-const Prefix = keyPrefix
 
 var errNotTokenRequest = errors.New("body is not a TokenRequest")
 
@@ -57,7 +50,7 @@ func parseRequest(ns, sa, accept string, body []byte) (requestKey, error) {
 	return k, nil
 }
 
-// storeKey is the key under which k's answer is stored: the bound UID,
+// storeKey is the key (after TokenRequestPrefix) under which k's answer is stored: the bound UID,
 // then a digest of every field (so that no field, however long or odd,
 // can make two requests collide).
 func (k requestKey) storeKey() string {
@@ -67,5 +60,5 @@ func (k requestKey) storeKey() string {
 	for _, p := range parts {
 		h.Write([]byte(strconv.Itoa(len(p)) + ":" + p))
 	}
-	return keyPrefix + k.BoundUID + "/" + hex.EncodeToString(h.Sum(nil))
+	return k.BoundUID + "/" + hex.EncodeToString(h.Sum(nil))
 }

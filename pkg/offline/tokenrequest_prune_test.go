@@ -1,12 +1,13 @@
-package tokencache
+package offline
 
 import (
+	"context"
 	"encoding/json"
 	"testing"
 	"time"
 )
 
-func TestExpiredBy(t *testing.T) {
+func TestPruneExpired(t *testing.T) {
 	now := time.Date(2026, 11, 24, 12, 0, 0, 0, time.UTC)
 	answer := func(exp time.Time) []byte {
 		raw, err := json.Marshal(entry{Expires: exp, ContentType: "application/json", Body: []byte(`{}`)})
@@ -27,7 +28,9 @@ func TestExpiredBy(t *testing.T) {
 		{"no expiry", []byte(`{"body":"e30="}`), true},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := expiredBy(now)(tt.raw); got != tt.want {
+			store := mapPruner{TokenRequestPrefix + "uid/k": tt.raw}
+			n, err := PruneExpired(context.Background(), store, now)
+			if got := n == 1; err != nil || got != tt.want {
 				t.Errorf("got past use %v, want %v", got, tt.want)
 			}
 		})

@@ -1,9 +1,8 @@
-package tokencache
+package offline
 
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"io"
 	"log/slog"
 	"net/http"
@@ -16,16 +15,9 @@ import (
 // (bytes); both are well under a kilobyte in practice.
 const maxBody = 64 << 10
 
-// Store keeps answers durably. Lookup returns ok false for a key never
-// stored.
-type Store interface {
-	Put(ctx context.Context, key string, value []byte) error
-	Lookup(ctx context.Context, key string) (value []byte, ok bool, err error)
-}
-
-// Config wires the wrapper. Clock and Logger may be nil; without FromNode
+// TokenRequestConfig wires WrapTokenRequests. Clock and Logger may be nil; without FromNode
 // or HeldPod nothing is stored.
-type Config struct {
+type TokenRequestConfig struct {
 	Store     Store
 	Connected func() bool // the cloud-link state
 	// FromNode reports whether a request was made with this node's own
@@ -38,7 +30,7 @@ type Config struct {
 	Logger  *slog.Logger
 }
 
-// entry is one stored answer.
+// entry is one stored TokenRequest answer.
 type entry struct {
 	// Expires is when the token stops being accepted: the later of the
 	// answer's status.expirationTimestamp and the JWT's exp claim.
@@ -47,13 +39,13 @@ type entry struct {
 	Body        []byte    `json:"body"`
 }
 
-// Wrap returns next with the kubelet's TokenRequests for its own pods
+// WrapTokenRequests returns next with the kubelet's TokenRequests for its own pods
 // stored when the cloud answers them 201, whatever the link state, and
 // answered from the store when the cloud cannot be reached: at once while
 // the link is down, else after a forward that fails with 503. Every other
 // TokenRequest (a tenant's, or one not bound to a pod this node holds) is
 // forwarded and never stored.
-func Wrap(next http.Handler, cfg Config) http.Handler {
+func WrapTokenRequests(next http.Handler, cfg TokenRequestConfig) http.Handler {
 	if cfg.Clock == nil {
 		cfg.Clock = clock.RealClock{}
 	}
@@ -72,7 +64,7 @@ func Wrap(next http.Handler, cfg Config) http.Handler {
 			return
 		}
 		key, err := parseRequest(m[1], m[2], r.Header.Get("Accept"), body)
-		h := &handler{cfg: cfg, next: next}
+		h := &handler{cfg: cfg, next: next, memo: newTokenRequestMemo(cfg.Store, cfg.Logger)}
 		if err != nil || !h.storable(r, key) {
 			next.ServeHTTP(w, withBody(r, body)) // the cloud answers it
 			return
@@ -85,8 +77,17 @@ func Wrap(next http.Handler, cfg Config) http.Handler {
 }
 
 type handler struct {
-	cfg  Config
+	cfg  TokenRequestConfig
 	next http.Handler
+	memo *Memo[entry]
+}
+
+// newTokenRequestMemo returns the memo of TokenRequest answers: stored
+// only (the cloud is asked every time it can be), usable until the token
+// expires.
+func newTokenRequestMemo(store Store, log *slog.Logger) *Memo[entry] {
+	return NewMemo(Policy[entry]{Prefix: TokenRequestPrefix, Store: store, What: "token request answer", Logger: log,
+		Times: func(e entry) (time.Time, time.Time) { return time.Time{}, e.Expires }})
 }
 
 // storable reports whether an answer to r may be kept: the node's own
@@ -121,11 +122,7 @@ func (h *handler) forward(w http.ResponseWriter, r *http.Request, key requestKey
 func (h *handler) store(ctx context.Context, key requestKey, buf *buffered) {
 	exp, err := expiration(buf.body.Bytes())
 	if err == nil {
-		var raw []byte
-		raw, err = json.Marshal(entry{Expires: exp, ContentType: buf.header.Get("Content-Type"), Body: buf.body.Bytes()})
-		if err == nil {
-			err = h.cfg.Store.Put(ctx, key.storeKey(), raw)
-		}
+		err = h.memo.put(ctx, key.storeKey(), entry{Expires: exp, ContentType: buf.header.Get("Content-Type"), Body: buf.body.Bytes()})
 	}
 	if err != nil {
 		h.cfg.Logger.Warn("token request answer not stored", "namespace", key.Namespace, "serviceAccount", key.ServiceAccount, "err", err)
@@ -134,12 +131,8 @@ func (h *handler) store(ctx context.Context, key requestKey, buf *buffered) {
 
 // replay answers from the store; false when nothing unexpired is stored.
 func (h *handler) replay(w http.ResponseWriter, ctx context.Context, key requestKey) bool {
-	raw, ok, err := h.cfg.Store.Lookup(ctx, key.storeKey())
-	if err != nil || !ok {
-		return false
-	}
-	var e entry
-	if json.Unmarshal(raw, &e) != nil || !h.cfg.Clock.Now().Before(e.Expires) {
+	e, ok := h.memo.Stored(ctx, key.storeKey())
+	if !ok || !h.memo.InGrace(e, h.cfg.Clock.Now()) {
 		return false
 	}
 	w.Header().Set("Content-Type", e.ContentType)

@@ -1,4 +1,4 @@
-package tokencache
+package offline
 
 import (
 	"context"
@@ -11,12 +11,7 @@ import (
 
 // PodPrefix is the key prefix of every stored answer bound to the pod with
 // uid.
-func PodPrefix(uid string) string { return keyPrefix + uid + "/" }
-
-// PrefixDeleter removes stored values by key prefix.
-type PrefixDeleter interface {
-	DeleteMetaPrefix(ctx context.Context, prefix string) error
-}
+func PodPrefix(uid string) string { return TokenRequestPrefix + uid + "/" }
 
 // ForgetDeletedPods removes the stored tokens of every pod deleted from
 // pods (the node's pods) until ctx ends or the cache closes.

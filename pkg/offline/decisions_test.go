@@ -1,0 +1,89 @@
+package offline
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/apiserver-lite/apiserver-lite/pkg/listwatch/caller"
+	"github.com/apiserver-lite/apiserver-lite/pkg/listwatch/requestinfo"
+)
+
+func TestDecisionsStoredOnlyForHeldResources(t *testing.T) {
+	held := func(a requestinfo.Attributes) bool { return a.ResourceRequest && a.Resource == "configmaps" }
+	now := time.Date(2026, 11, 24, 12, 0, 0, 0, time.UTC)
+	cm := requestinfo.Attributes{ResourceRequest: true, Verb: "get", Version: "v1", Resource: "configmaps", Namespace: "a", Name: "c"}
+	with := func(f func(*requestinfo.Attributes)) requestinfo.Attributes { a := cm; f(&a); return a }
+	for _, tc := range []struct {
+		name    string
+		a       requestinfo.Attributes
+		allowed bool
+		want    int
+	}{
+		{"allowed get of a held resource", cm, true, 1},
+		{"allowed list of a held resource", with(func(a *requestinfo.Attributes) { a.Verb, a.Name = "list", "" }), true, 1},
+		{"denied get", cm, false, 0},
+		{"non-resource path", requestinfo.Attributes{Verb: "get", Path: "/apis/x.example.com"}, true, 0},
+		{"forwarded-only resource", with(func(a *requestinfo.Attributes) { a.Resource = "persistentvolumeclaims" }), true, 0},
+		{"subresource", with(func(a *requestinfo.Attributes) { a.Subresource = "status" }), true, 0},
+		{"write", with(func(a *requestinfo.Attributes) { a.Verb = "update" }), true, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			store := NewMemoryStore()
+			z := NewDecisions(DecisionsConfig{Store: store, Grace: time.Hour, Held: held})
+			d := Decision{Allowed: tc.allowed, At: now}
+			z.Remember(context.Background(), tenant, tc.a, d)
+			if u, _ := store.MetaUsage(context.Background(), DecisionPrefix); u.Count != tc.want {
+				t.Errorf("got %d stored, want %d", u.Count, tc.want)
+			}
+			if got, ok := z.Mem(DecisionKey(tenant, tc.a)); !ok || got.Allowed != tc.allowed {
+				t.Errorf("in memory: got %+v, %v; want the decision", got, ok)
+			}
+		})
+	}
+}
+
+func TestDecisionsQuotaPerIdentity(t *testing.T) {
+	const quota = 5
+	store := NewMemoryStore()
+	z := NewDecisions(DecisionsConfig{Store: store, Grace: time.Hour, PerIdentity: quota,
+		Held: func(requestinfo.Attributes) bool { return true }})
+	now := time.Date(2026, 11, 24, 12, 0, 0, 0, time.UTC)
+	get := func(i int) requestinfo.Attributes {
+		return requestinfo.Attributes{ResourceRequest: true, Verb: "get", Version: "v1", Resource: "configmaps", Namespace: "a",
+			Name: fmt.Sprintf("c%d", i)}
+	}
+	bob := caller.User{Name: "bob"}
+	for i := range 3 * quota {
+		z.Remember(context.Background(), tenant, get(i), Decision{Allowed: true, At: now})
+	}
+	z.Remember(context.Background(), bob, get(0), Decision{Allowed: true, At: now})
+	z.Remember(context.Background(), tenant, get(0), Decision{Allowed: true, At: now.Add(time.Minute)}) // a refresh
+	for _, tc := range []struct {
+		who  caller.User
+		want int
+	}{{tenant, quota}, {bob, 1}} {
+		if u, _ := store.MetaUsage(context.Background(), DecisionPrefix+identityKey(tc.who)+"/"); u.Count != tc.want {
+			t.Errorf("%s: got %d stored, want %d", tc.who.Name, u.Count, tc.want)
+		}
+	}
+	fresh := NewDecisions(DecisionsConfig{Store: store, Grace: time.Hour})
+	if d, ok := fresh.Stored(context.Background(), DecisionKey(tenant, get(0))); !ok || !d.At.Equal(now.Add(time.Minute)) {
+		t.Errorf("refreshed decision: got %+v, %v; want the refresh stored at quota", d, ok)
+	}
+	rotated := tenant
+	rotated.Extra = map[string][]string{"authentication.kubernetes.io/credential-id": {"JTI=new"}}
+	z.Remember(context.Background(), rotated, get(100), Decision{Allowed: true, At: now.Add(2 * time.Minute)})
+	if _, ok := fresh.Stored(context.Background(), DecisionKey(rotated, get(100))); ok {
+		t.Error("a rotated token's new question was stored past its identity's quota")
+	}
+	later := now.Add(staleDecisionAge + 30*time.Second) // all but the refreshed one went stale
+	z.Remember(context.Background(), rotated, get(101), Decision{Allowed: true, At: later})
+	if _, ok := fresh.Stored(context.Background(), DecisionKey(rotated, get(101))); !ok {
+		t.Error("a new question after an hour: not stored, want the stale decisions to make room")
+	}
+	if u, _ := store.MetaUsage(context.Background(), DecisionPrefix+identityKey(tenant)+"/"); u.Count != 2 {
+		t.Errorf("after the eviction: got %d stored, want 2 (the refreshed one and the new one)", u.Count)
+	}
+}
