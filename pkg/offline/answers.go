@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"net/http"
 	"slices"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
@@ -63,13 +64,26 @@ func FromNode(node string) func(*http.Request) bool {
 // HeldResources reports whether the daemon holds a request's resource (it
 // syncs it, holds its referenced objects, or holds it for pods), so that
 // it can answer reads of it from its own state: the resources whose
-// decisions may be stored.
+// decisions may be stored. The discovery it serves offline counts too, a
+// bounded set of paths (the API roots, /version, and each group and
+// group-version of a held resource), so that a pod's client, which reads
+// discovery before anything else, still starts offline.
 func HeldResources(res []cloudsync.Resource) func(a requestinfo.Attributes) bool {
 	held := make(map[schema.GroupVersionResource]bool, len(res))
+	discovery := map[string]bool{"/api": true, "/apis": true, "/version": true}
 	for _, r := range res {
 		held[r.GVR] = true
+		if r.GVR.Group == "" {
+			discovery["/api/"+r.GVR.Version] = true
+			continue
+		}
+		discovery["/apis/"+r.GVR.Group] = true
+		discovery["/apis/"+r.GVR.Group+"/"+r.GVR.Version] = true
 	}
 	return func(a requestinfo.Attributes) bool {
-		return a.ResourceRequest && held[schema.GroupVersionResource{Group: a.Group, Version: a.Version, Resource: a.Resource}]
+		if !a.ResourceRequest {
+			return a.Verb == "get" && discovery[strings.TrimSuffix(a.Path, "/")]
+		}
+		return held[schema.GroupVersionResource{Group: a.Group, Version: a.Version, Resource: a.Resource}]
 	}
 }

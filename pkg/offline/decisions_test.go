@@ -6,8 +6,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/apiserver-lite/apiserver-lite/pkg/cloudsync"
 	"github.com/apiserver-lite/apiserver-lite/pkg/listwatch/caller"
 	"github.com/apiserver-lite/apiserver-lite/pkg/listwatch/requestinfo"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
 func TestDecisionsStoredOnlyForHeldResources(t *testing.T) {
@@ -85,5 +87,35 @@ func TestDecisionsQuotaPerIdentity(t *testing.T) {
 	}
 	if u, _ := store.MetaUsage(context.Background(), DecisionPrefix+identityKey(tenant)+"/"); u.Count != 2 {
 		t.Errorf("after the eviction: got %d stored, want 2 (the refreshed one and the new one)", u.Count)
+	}
+}
+
+func TestHeldResources(t *testing.T) {
+	held := HeldResources([]cloudsync.Resource{
+		{GVR: schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}},
+		{GVR: schema.GroupVersionResource{Group: "discovery.k8s.io", Version: "v1", Resource: "endpointslices"}},
+	})
+	for _, tc := range []struct {
+		name string
+		a    requestinfo.Attributes
+		want bool
+	}{
+		{"held core resource", requestinfo.Attributes{ResourceRequest: true, Verb: "list", Version: "v1", Resource: "configmaps"}, true},
+		{"held group resource", requestinfo.Attributes{ResourceRequest: true, Verb: "watch", Group: "discovery.k8s.io", Version: "v1", Resource: "endpointslices"}, true},
+		{"other resource", requestinfo.Attributes{ResourceRequest: true, Verb: "get", Version: "v1", Resource: "secrets"}, false},
+		{"API roots", requestinfo.Attributes{Verb: "get", Path: "/apis"}, true},
+		{"version", requestinfo.Attributes{Verb: "get", Path: "/version/"}, true},
+		{"core group-version", requestinfo.Attributes{Verb: "get", Path: "/api/v1"}, true},
+		{"held group", requestinfo.Attributes{Verb: "get", Path: "/apis/discovery.k8s.io"}, true},
+		{"held group-version", requestinfo.Attributes{Verb: "get", Path: "/apis/discovery.k8s.io/v1"}, true},
+		{"group not held", requestinfo.Attributes{Verb: "get", Path: "/apis/x.example.com"}, false},
+		{"other path", requestinfo.Attributes{Verb: "get", Path: "/metrics"}, false},
+		{"not a read", requestinfo.Attributes{Verb: "post", Path: "/apis"}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := held(tc.a); got != tc.want {
+				t.Errorf("got %v, want %v", got, tc.want)
+			}
+		})
 	}
 }
