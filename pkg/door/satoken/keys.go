@@ -170,3 +170,11 @@ func (v *Verifier) keysFor(kid string) (string, []jose.JSONWebKey) {
 	}
 	return v.issuer, v.keys.Key(kid)
 }
+
+// Ready reports whether an issuer, signing keys and an API audience are
+// known, so that the node's pods' tokens can be verified here.
+func (v *Verifier) Ready() bool {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	return v.issuer != "" && len(v.keys.Keys) > 0 && len(v.audiences) > 0
+}
