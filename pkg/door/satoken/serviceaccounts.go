@@ -17,7 +17,7 @@ import (
 func (v *Verifier) checkServiceAccount(ctx context.Context, k kubernetesClaims, now time.Time, online bool) error {
 	key := k.Namespace + "/" + k.Svcacct.Name
 	e, ok := v.serviceAccount(ctx, key)
-	if online && v.cfg.ServiceAccounts != nil && (!ok || now.Sub(e.CheckedAt) >= serviceAccountRecheck) {
+	if online && v.cfg.ServiceAccounts != nil && (!ok || now.Sub(e.CheckedAt) >= serviceAccountRecheck) && v.mayRead(key, now) {
 		if got, err := v.readServiceAccount(ctx, k.Namespace, k.Svcacct.Name, now); err == nil {
 			e, ok = got, true
 		} else {
@@ -67,6 +67,22 @@ func (v *Verifier) readServiceAccount(ctx context.Context, ns, name string, now 
 	e := saEntry{UID: sa.UID, CheckedAt: now, Deleted: sa.DeletionTimestamp}
 	v.keep(ctx, ns+"/"+name, e)
 	return e, nil
+}
+
+// mayRead reports whether key's ServiceAccount was not read (or tried)
+// within serviceAccountRecheck, and notes a read now: a ServiceAccount the
+// node may not read costs one refused read per interval.
+func (v *Verifier) mayRead(key string, now time.Time) bool {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if at, ok := v.saTried[key]; ok && now.Sub(at) < serviceAccountRecheck {
+		return false
+	}
+	if len(v.saTried) >= maxServiceAccounts {
+		clear(v.saTried)
+	}
+	v.saTried[key] = now
+	return true
 }
 
 func (v *Verifier) remember(key string, e saEntry) {

@@ -82,6 +82,14 @@ func TestServiceAccountReadOncePerRecheck(t *testing.T) {
 	if gets != 2 {
 		t.Fatalf("reads after the recheck: got %d, want 2", gets)
 	}
+	for range 3 {
+		if _, err := f.v.Verify(context.Background(), tok, true); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if gets != 2 {
+		t.Fatalf("reads after a refused read, within the recheck: got %d, want 2", gets)
+	}
 }
 
 func TestStoredForOffline(t *testing.T) {

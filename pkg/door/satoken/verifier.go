@@ -112,13 +112,14 @@ type Verifier struct {
 	// refreshMu serialises refreshes of the keys.
 	refreshMu sync.Mutex
 	mu        sync.Mutex
-	issuer    string             // guarded by mu
-	keys      jose.JSONWebKeySet // guarded by mu
-	fetchedAt time.Time          // guarded by mu; last successful refresh
-	triedAt   time.Time          // guarded by mu; last refresh attempted
-	audiences []string           // guarded by mu; configured and learnt
-	learnt    []string           // guarded by mu; learnt, as stored
-	sas       map[string]saEntry // guarded by mu; keyed by namespace/name
+	issuer    string               // guarded by mu
+	keys      jose.JSONWebKeySet   // guarded by mu
+	fetchedAt time.Time            // guarded by mu; last successful refresh
+	triedAt   time.Time            // guarded by mu; last refresh attempted
+	audiences []string             // guarded by mu; configured and learnt
+	learnt    []string             // guarded by mu; learnt, as stored
+	sas       map[string]saEntry   // guarded by mu; keyed by namespace/name
+	saTried   map[string]time.Time // guarded by mu; last read of a ServiceAccount
 }
 
 // saEntry is a ServiceAccount's UID as last read or learnt.
@@ -137,7 +138,7 @@ func New(cfg Config) *Verifier {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	v := &Verifier{cfg: cfg, sas: map[string]saEntry{}}
+	v := &Verifier{cfg: cfg, sas: map[string]saEntry{}, saTried: map[string]time.Time{}}
 	v.audiences = append(v.audiences, cfg.Audiences...)
 	v.issuer = cfg.Issuer
 	return v
