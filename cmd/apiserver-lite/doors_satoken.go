@@ -7,7 +7,6 @@ import (
 	"github.com/apiserver-lite/apiserver-lite/pkg/door"
 	"github.com/apiserver-lite/apiserver-lite/pkg/door/satoken"
 	"github.com/apiserver-lite/apiserver-lite/pkg/holding"
-	"github.com/apiserver-lite/apiserver-lite/pkg/holding/forpods"
 	"github.com/apiserver-lite/apiserver-lite/pkg/metastore"
 	"github.com/apiserver-lite/apiserver-lite/pkg/versioncache"
 	"k8s.io/client-go/rest"
@@ -20,7 +19,7 @@ func newTokenVerifier(ctx context.Context, cfg config, cloud *rest.Config, cache
 	if !cfg.VerifyServiceAccountTokens {
 		return nil, nil
 	}
-	nodeMint, err := forpods.NodeMinter(cloud)
+	nodeMint, err := holding.NodeTokenCreator(cloud)
 	if err != nil {
 		return nil, err
 	}

@@ -5,13 +5,20 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/apiserver-lite/apiserver-lite/pkg/door"
 	"github.com/apiserver-lite/apiserver-lite/pkg/door/satoken"
 	"github.com/apiserver-lite/apiserver-lite/pkg/versioncache"
+	authenticationv1 "k8s.io/api/authentication/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 )
+
+// keyReaderTokenSeconds is the lifetime asked of a token minted to read
+// the cloud's keys: kube's minimum, as it is used once.
+const keyReaderTokenSeconds = 600
 
 // maxMintAttempts bounds the pods tried when minting a token to read the
 // cloud's service-account keys.
@@ -76,18 +83,43 @@ func PodGetter(caches []*versioncache.Cache) satoken.PodGetter {
 	}
 }
 
-// KeyReaderMinter mints, with the node's credentials, a token for the
-// service account of one of the node's running pods (bound to it), with
-// which the cloud's service-account keys can be read.
-func KeyReaderMinter(caches []*versioncache.Cache, mint func(context.Context, door.Pod) (string, time.Time, error)) satoken.Minter {
+// TokenCreator requests a token for a pod's service account, bound to
+// the pod, with the cloud's default audiences (the node's credentials:
+// kube's Node authorizer allows exactly this).
+type TokenCreator func(ctx context.Context, pod door.Pod) (satoken.Minted, error)
+
+// NodeTokenCreator is a TokenCreator on cloud's credentials. The token
+// lives keyReaderTokenSeconds and is used for one read.
+func NodeTokenCreator(cloud *rest.Config) (TokenCreator, error) {
+	cs, err := kubernetes.NewForConfig(cloud)
+	if err != nil {
+		return nil, fmt.Errorf("token client: %w", err)
+	}
+	return func(ctx context.Context, pod door.Pod) (satoken.Minted, error) {
+		req := &authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{
+			ExpirationSeconds: new(int64(keyReaderTokenSeconds)),
+			BoundObjectRef:    &authenticationv1.BoundObjectReference{Kind: "Pod", APIVersion: "v1", Name: pod.Name, UID: types.UID(pod.UID)},
+		}}
+		got, err := cs.CoreV1().ServiceAccounts(pod.Namespace).CreateToken(ctx, pod.ServiceAccount, req, metav1.CreateOptions{})
+		if err != nil {
+			return satoken.Minted{}, fmt.Errorf("request a token for %s/%s: %w", pod.Namespace, pod.ServiceAccount, err)
+		}
+		return satoken.Minted{Token: got.Status.Token, Audiences: got.Spec.Audiences}, nil
+	}, nil
+}
+
+// KeyReaderMinter mints a token for the service account of one of the
+// node's running pods (bound to it), with which the cloud's
+// service-account keys can be read.
+func KeyReaderMinter(caches []*versioncache.Cache, create TokenCreator) satoken.Minter {
 	cache := podsCache(caches)
-	return func(ctx context.Context) (string, error) {
+	return func(ctx context.Context) (satoken.Minted, error) {
 		if cache == nil {
-			return "", errNoPodForToken
+			return satoken.Minted{}, errNoPodForToken
 		}
 		objs, _, err := cache.List(versioncache.Predicate{})
 		if err != nil {
-			return "", fmt.Errorf("list the node's pods: %w", err)
+			return satoken.Minted{}, fmt.Errorf("list the node's pods: %w", err)
 		}
 		var errs []error
 		for _, obj := range objs {
@@ -96,15 +128,15 @@ func KeyReaderMinter(caches []*versioncache.Cache, mint func(context.Context, do
 				m.Spec.ServiceAccountName == "" || m.Metadata.Annotations[mirrorPodAnnotation] != "" {
 				continue
 			}
-			tok, _, err := mint(ctx, door.Pod{Namespace: m.Metadata.Namespace, Name: m.Metadata.Name,
+			minted, err := create(ctx, door.Pod{Namespace: m.Metadata.Namespace, Name: m.Metadata.Name,
 				UID: m.Metadata.UID, ServiceAccount: m.Spec.ServiceAccountName})
 			if err == nil {
-				return tok, nil
+				return minted, nil
 			}
 			if errs = append(errs, err); len(errs) == maxMintAttempts {
 				break
 			}
 		}
-		return "", errors.Join(append(errs, errNoPodForToken)...)
+		return satoken.Minted{}, errors.Join(append(errs, errNoPodForToken)...)
 	}
 }

@@ -60,13 +60,13 @@ func TestKeyReaderMinter(t *testing.T) {
 		`{"apiVersion":"v1","kind":"Pod","metadata":{"namespace":"a","name":"p","uid":"u1","resourceVersion":"5"},`+
 			`"spec":{"serviceAccountName":"sa"}}`)
 	var got []door.Pod
-	mint := KeyReaderMinter([]*versioncache.Cache{pods}, func(_ context.Context, p door.Pod) (string, time.Time, error) {
+	mint := KeyReaderMinter([]*versioncache.Cache{pods}, func(_ context.Context, p door.Pod) (satoken.Minted, error) {
 		got = append(got, p)
-		return "tok", time.Time{}, nil
+		return satoken.Minted{Token: "tok"}, nil
 	})
-	tok, err := mint(context.Background())
-	if err != nil || tok != "tok" {
-		t.Fatalf("got %q, %v; want tok", tok, err)
+	minted, err := mint(context.Background())
+	if err != nil || minted.Token != "tok" {
+		t.Fatalf("got %q, %v; want tok", minted.Token, err)
 	}
 	want := door.Pod{Namespace: "a", Name: "p", UID: "u1", ServiceAccount: "sa"}
 	if len(got) != 1 || got[0] != want {

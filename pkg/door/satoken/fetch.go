@@ -22,10 +22,17 @@ const (
 	discoveryPath = "/.well-known/openid-configuration"
 )
 
+// Minted is a token the cloud issued on request, with the audiences the
+// cloud gave it: asked for none, it names the cloud's API audiences.
+type Minted struct {
+	Token     string
+	Audiences []string
+}
+
 // Minter returns a token the cloud admits to its discovery endpoints:
 // the node mints one for a service account of one of its pods, which the
 // default system:service-account-issuer-discovery binding admits.
-type Minter func(ctx context.Context) (string, error)
+type Minter func(ctx context.Context) (Minted, error)
 
 // CloudFetcher reads the issuer and keys from cloud's server: with the
 // daemon's own credentials, and when the cloud refuses them (a node is
@@ -41,17 +48,19 @@ func CloudFetcher(cloud *rest.Config, mint Minter) (Fetcher, error) {
 		if err == nil || mint == nil || !(apierrors.IsForbidden(err) || apierrors.IsUnauthorized(err)) {
 			return pub, err
 		}
-		token, merr := mint(ctx)
+		minted, merr := mint(ctx)
 		if merr != nil {
 			return Published{}, errors.Join(err, merr)
 		}
 		cfg := rest.AnonymousClientConfig(cloud)
-		cfg.BearerToken = token
+		cfg.BearerToken = minted.Token
 		cs, cerr := kubernetes.NewForConfig(cfg)
 		if cerr != nil {
 			return Published{}, fmt.Errorf("keys client: %w", cerr)
 		}
-		return readPublished(ctx, cs.Discovery().RESTClient())
+		pub, err = readPublished(ctx, cs.Discovery().RESTClient())
+		pub.Audiences = minted.Audiences
+		return pub, err
 	}, nil
 }
 

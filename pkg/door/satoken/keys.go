@@ -85,25 +85,34 @@ func (v *Verifier) Load(ctx context.Context) {
 }
 
 // Run refreshes the keys every keyRefreshInterval while connected says
-// the cloud is up, until ctx ends. It refreshes once at start.
+// the cloud is up, until ctx ends; until a first read succeeds it tries
+// every keyRetryInterval.
 func (v *Verifier) Run(ctx context.Context, connected func() bool) {
 	if v.cfg.Fetch == nil {
 		return
 	}
-	t := v.cfg.Clock.NewTicker(keyRefreshInterval)
-	defer t.Stop()
 	for {
+		wait := keyRefreshInterval
 		if connected == nil || connected() {
 			if err := v.refresh(ctx, 0); err != nil {
 				v.cfg.Logger.Info("read the cloud's service-account signing keys", "err", err)
 			}
 		}
+		if !v.hasKeys() {
+			wait = keyRetryInterval
+		}
 		select {
 		case <-ctx.Done():
 			return
-		case <-t.C():
+		case <-v.cfg.Clock.After(wait):
 		}
 	}
+}
+
+func (v *Verifier) hasKeys() bool {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	return len(v.keys.Keys) > 0
 }
 
 // refresh reads the keys unless an attempt was made less than minAge
@@ -141,6 +150,7 @@ func (v *Verifier) refresh(ctx context.Context, minAge time.Duration) error {
 	}
 	issuer := v.issuer
 	v.mu.Unlock()
+	v.learnAudiences(ctx, pub.Audiences)
 	v.put(ctx, publishedKey, storedPublished{Issuer: issuer, JWKS: pub.JWKS, FetchedAt: now})
 	return nil
 }

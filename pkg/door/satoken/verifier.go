@@ -12,6 +12,9 @@ import (
 )
 
 const (
+	// keyRetryInterval is how soon Run tries again while no key was
+	// ever read (the link or the node's pods are not up yet).
+	keyRetryInterval = 10 * time.Second
 	// keyRefreshInterval is how often the signing keys are read again
 	// while online: kube publishes a new key at least this long (its
 	// discovery max-age, 3600 s) before it signs with it.
@@ -54,6 +57,9 @@ type Published struct {
 	Issuer string
 	// JWKS is /openid/v1/jwks, a JSON Web Key Set of public keys.
 	JWKS []byte
+	// Audiences are API audiences learnt on the way (a token minted
+	// with the cloud's default audiences); may be empty.
+	Audiences []string
 }
 
 // Fetcher reads what the cloud publishes.
