@@ -40,8 +40,10 @@ func (a *Authenticator) verifyLocally(ctx context.Context, token string) (u User
 		a.cfg.Logger.Debug("service account token refused on the node", "err", err)
 		return User{}, true, errUnauthenticated
 	case !online && a.cfg.Local.Ready():
+		a.cfg.Logger.Debug("service account token not verifiable on the node while offline", "err", err)
 		return User{}, true, errUnauthenticated
 	}
+	a.cfg.Logger.Debug("token not verified on the node, asking the cloud", "err", err)
 	return User{}, false, nil
 }
 

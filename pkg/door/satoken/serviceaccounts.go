@@ -3,6 +3,7 @@ package satoken
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -17,10 +18,18 @@ import (
 func (v *Verifier) checkServiceAccount(ctx context.Context, k kubernetesClaims, now time.Time, online bool) error {
 	key := k.Namespace + "/" + k.Svcacct.Name
 	e, ok := v.serviceAccount(ctx, key)
-	if online && v.cfg.ServiceAccounts != nil && (!ok || now.Sub(e.CheckedAt) >= serviceAccountRecheck) && v.mayRead(key, now) {
-		if got, err := v.readServiceAccount(ctx, k.Namespace, k.Svcacct.Name, now); err == nil {
-			e, ok = got, true
-		} else {
+	if online && v.cfg.ServiceAccounts != nil && (!ok || now.Sub(e.CheckedAt) >= serviceAccountRecheck) {
+		// Concurrent first requests of one ServiceAccount share one read.
+		got, err, _ := v.saFlight.Do(key, func() (any, error) {
+			if !v.mayRead(key, now) {
+				return nil, errReadRecently
+			}
+			return v.readServiceAccount(ctx, k.Namespace, k.Svcacct.Name, now)
+		})
+		switch {
+		case err == nil:
+			e, ok = got.(saEntry), true
+		case !errors.Is(err, errReadRecently):
 			v.cfg.Logger.Info("read service account", "namespace", k.Namespace, "name", k.Svcacct.Name, "err", err)
 		}
 	}
@@ -37,6 +46,10 @@ func (v *Verifier) checkServiceAccount(ctx context.Context, k kubernetesClaims, 
 	}
 	return nil
 }
+
+// errReadRecently is returned instead of reading a ServiceAccount again
+// within serviceAccountRecheck.
+var errReadRecently = errors.New("service account read recently")
 
 // serviceAccount is the held copy of key's ServiceAccount, from memory or
 // the store.

@@ -3,6 +3,7 @@ package satoken
 import (
 	"context"
 	"errors"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -111,5 +112,40 @@ func TestStoredForOffline(t *testing.T) {
 	spec.audience = []string{testAudience}
 	if _, err := v.Verify(context.Background(), sign(t, key, spec), false); outcome(err) != "not-local" {
 		t.Fatalf("an audience never learnt: got %s, want not-local", outcome(err))
+	}
+}
+
+// TestServiceAccountConcurrentFirstRequests: a component's first requests
+// arrive together; they share one read of its ServiceAccount and are all
+// verified, none sent to the cloud for review.
+func TestServiceAccountConcurrentFirstRequests(t *testing.T) {
+	key := newRSAKey(t, "k")
+	f := newFixture(t, key)
+	f.v.sas, f.store.m = map[string]saEntry{}, nil
+	var gets atomic.Int32
+	release := make(chan struct{})
+	f.v.cfg.ServiceAccounts = func(context.Context, string, string) (ServiceAccount, error) {
+		gets.Add(1)
+		<-release
+		return ServiceAccount{UID: testSAUID}, nil
+	}
+	tok := sign(t, key, podToken())
+	const callers = 5
+	errs := make(chan error, callers)
+	for range callers {
+		go func() {
+			_, err := f.v.Verify(context.Background(), tok, true)
+			errs <- err
+		}()
+	}
+	time.Sleep(50 * time.Millisecond) // let every caller reach the read
+	close(release)
+	for range callers {
+		if err := <-errs; err != nil {
+			t.Errorf("concurrent first request: got %s (%v), want ok", outcome(err), err)
+		}
+	}
+	if got := gets.Load(); got != 1 {
+		t.Errorf("reads: got %d, want 1", got)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	jose "github.com/go-jose/go-jose/v4"
+	"golang.org/x/sync/singleflight"
 	"k8s.io/utils/clock"
 )
 
@@ -117,6 +118,8 @@ type Verifier struct {
 	cfg Config
 	// refreshMu serialises refreshes of the keys.
 	refreshMu sync.Mutex
+	// saFlight shares one read of a ServiceAccount among its requests.
+	saFlight  singleflight.Group
 	mu        sync.Mutex
 	issuer    string               // guarded by mu
 	keys      jose.JSONWebKeySet   // guarded by mu
