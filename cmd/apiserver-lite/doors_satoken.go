@@ -23,7 +23,7 @@ func newTokenVerifier(ctx context.Context, cfg config, cloud *rest.Config, cache
 	if err != nil {
 		return nil, err
 	}
-	fetch, err := satoken.CloudFetcher(cloud, holding.KeyReaderMinter(caches, nodeMint))
+	fetch, err := satoken.CloudFetcher(cloud, holding.KeyReaderMinter(caches, nodeMint), nil)
 	if err != nil {
 		return nil, err
 	}

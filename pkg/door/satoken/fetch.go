@@ -3,13 +3,15 @@ package satoken
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
+	"sync"
+	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+	"k8s.io/utils/clock"
 )
 
 const (
@@ -20,6 +22,9 @@ const (
 	// discoveryPath is kube-apiserver's OpenID discovery document; only
 	// its issuer is read.
 	discoveryPath = "/.well-known/openid-configuration"
+	// ownRetryInterval is how long the daemon's own credentials are not
+	// tried after the cloud refused them the keys.
+	ownRetryInterval = 24 * time.Hour
 )
 
 // Minted is a token the cloud issued on request, with the audiences the
@@ -37,31 +42,51 @@ type Minter func(ctx context.Context) (Minted, error)
 // CloudFetcher reads the issuer and keys from cloud's server: with the
 // daemon's own credentials, and when the cloud refuses them (a node is
 // not in that binding unless the operator adds it) with a token from
-// mint, if set.
-func CloudFetcher(cloud *rest.Config, mint Minter) (Fetcher, error) {
+// mint, if set. After a refusal the daemon's credentials are not tried
+// again for ownRetryInterval, so that a node with no pod to mint for
+// costs the cloud nothing while it waits for one.
+func CloudFetcher(cloud *rest.Config, mint Minter, clk clock.PassiveClock) (Fetcher, error) {
 	own, err := kubernetes.NewForConfig(cloud)
 	if err != nil {
 		return nil, fmt.Errorf("keys client: %w", err)
 	}
+	if clk == nil {
+		clk = clock.RealClock{}
+	}
+	var mu sync.Mutex
+	var refusedAt time.Time // guarded by mu; when the cloud refused the daemon's credentials
 	return func(ctx context.Context) (Published, error) {
-		pub, err := readPublished(ctx, own.Discovery().RESTClient())
-		if err == nil || mint == nil || !(apierrors.IsForbidden(err) || apierrors.IsUnauthorized(err)) {
-			return pub, err
+		mu.Lock()
+		tryOwn := mint == nil || refusedAt.IsZero() || clk.Since(refusedAt) >= ownRetryInterval
+		mu.Unlock()
+		if tryOwn {
+			pub, err := readPublished(ctx, own.Discovery().RESTClient())
+			if err == nil || mint == nil || !(apierrors.IsForbidden(err) || apierrors.IsUnauthorized(err)) {
+				return pub, err
+			}
+			mu.Lock()
+			refusedAt = clk.Now()
+			mu.Unlock()
 		}
-		minted, merr := mint(ctx)
-		if merr != nil {
-			return Published{}, errors.Join(err, merr)
-		}
-		cfg := rest.AnonymousClientConfig(cloud)
-		cfg.BearerToken = minted.Token
-		cs, cerr := kubernetes.NewForConfig(cfg)
-		if cerr != nil {
-			return Published{}, fmt.Errorf("keys client: %w", cerr)
-		}
-		pub, err = readPublished(ctx, cs.Discovery().RESTClient())
-		pub.Audiences = minted.Audiences
-		return pub, err
+		return readWithMinted(ctx, cloud, mint)
 	}, nil
+}
+
+// readWithMinted reads what the cloud publishes on a token from mint.
+func readWithMinted(ctx context.Context, cloud *rest.Config, mint Minter) (Published, error) {
+	minted, err := mint(ctx)
+	if err != nil {
+		return Published{}, err
+	}
+	cfg := rest.AnonymousClientConfig(cloud)
+	cfg.BearerToken = minted.Token
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return Published{}, fmt.Errorf("keys client: %w", err)
+	}
+	pub, err := readPublished(ctx, cs.Discovery().RESTClient())
+	pub.Audiences = minted.Audiences
+	return pub, err
 }
 
 // readPublished reads the discovery document's issuer and the key set.

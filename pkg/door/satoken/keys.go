@@ -86,11 +86,12 @@ func (v *Verifier) Load(ctx context.Context) {
 
 // Run refreshes the keys every keyRefreshInterval while connected says
 // the cloud is up, until ctx ends; until a first read succeeds it tries
-// every keyRetryInterval.
+// again after keyRetryInterval, doubled each time.
 func (v *Verifier) Run(ctx context.Context, connected func() bool) {
 	if v.cfg.Fetch == nil {
 		return
 	}
+	retry := keyRetryInterval
 	for {
 		wait := keyRefreshInterval
 		if connected == nil || connected() {
@@ -99,7 +100,7 @@ func (v *Verifier) Run(ctx context.Context, connected func() bool) {
 			}
 		}
 		if !v.hasKeys() {
-			wait = keyRetryInterval
+			wait, retry = retry, min(2*retry, keyRefreshInterval)
 		}
 		select {
 		case <-ctx.Done():
