@@ -113,15 +113,19 @@ func (v *Verifier) keep(ctx context.Context, key string, e saEntry) {
 	v.put(ctx, serviceAccountPrefix+key, e)
 }
 
-// Learn records what a TokenReview the cloud answered for a token teaches:
-// its status.audiences are API audiences (the review named none, so the
-// cloud intersected the token's with its own), and a service account's
-// user UID is its ServiceAccount's UID. Call it only with the cloud's
+// Learn records what a TokenReview the cloud answered for a service
+// account's token teaches: its status.audiences are API audiences (the
+// review named none, so the cloud intersected the token's with its own),
+// and the user's UID is its ServiceAccount's UID. Other users teach
+// nothing. Call it only with the cloud's
 // answer for an authenticated token.
 func (v *Verifier) Learn(ctx context.Context, username, uid string, audiences []string) {
-	v.learnAudiences(ctx, audiences)
 	ns, name, err := serviceaccount.SplitUsername(username)
-	if err != nil || uid == "" {
+	if err != nil {
+		return // another authenticator's user: its audiences are its own
+	}
+	v.learnAudiences(ctx, audiences)
+	if uid == "" {
 		return
 	}
 	key := ns + "/" + name

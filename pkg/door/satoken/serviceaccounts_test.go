@@ -3,6 +3,7 @@ package satoken
 import (
 	"context"
 	"errors"
+	"slices"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -147,5 +148,21 @@ func TestServiceAccountConcurrentFirstRequests(t *testing.T) {
 	}
 	if got := gets.Load(); got != 1 {
 		t.Errorf("reads: got %d, want 1", got)
+	}
+}
+
+func TestLearnOnlyFromServiceAccounts(t *testing.T) {
+	for _, tc := range []struct {
+		user string
+		want bool
+	}{{"system:serviceaccount:kube-system:kube-proxy", true}, {"oidc:alice", false}} {
+		v := New(Config{})
+		v.Learn(context.Background(), tc.user, "uid", []string{"aud"})
+		v.mu.Lock()
+		got := slices.Contains(v.audiences, "aud")
+		v.mu.Unlock()
+		if got != tc.want {
+			t.Errorf("%s: audience learnt %v, want %v", tc.user, got, tc.want)
+		}
 	}
 }
