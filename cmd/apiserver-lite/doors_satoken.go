@@ -7,7 +7,6 @@ import (
 	"github.com/apiserver-lite/apiserver-lite/pkg/door"
 	"github.com/apiserver-lite/apiserver-lite/pkg/door/satoken"
 	"github.com/apiserver-lite/apiserver-lite/pkg/holding"
-	"github.com/apiserver-lite/apiserver-lite/pkg/metastore"
 	"github.com/apiserver-lite/apiserver-lite/pkg/versioncache"
 	"k8s.io/client-go/rest"
 )
@@ -15,7 +14,7 @@ import (
 // newTokenVerifier wires the local verification of the node's pods'
 // service-account tokens; nil when it is turned off.
 func newTokenVerifier(ctx context.Context, cfg config, cloud *rest.Config, caches []*versioncache.Cache,
-	store *metastore.Store, log *slog.Logger) (*satoken.Verifier, error) {
+	store satoken.Store, log *slog.Logger) (*satoken.Verifier, error) {
 	if !cfg.VerifyServiceAccountTokens {
 		return nil, nil
 	}
@@ -32,7 +31,7 @@ func newTokenVerifier(ctx context.Context, cfg config, cloud *rest.Config, cache
 		return nil, err
 	}
 	v := satoken.New(satoken.Config{NodeName: cfg.NodeName, Issuer: cfg.ServiceAccountIssuer, Audiences: cfg.APIAudiences,
-		Fetch: fetch, Pods: holding.PodGetter(caches), ServiceAccounts: sas, Store: metaDecisions{store}, Logger: log})
+		Fetch: fetch, Pods: holding.PodGetter(caches), ServiceAccounts: sas, Store: store, Logger: log})
 	v.Load(ctx)
 	return v, nil
 }

@@ -144,7 +144,7 @@ func serve(ctx context.Context, cfg config, res []cloudsync.Resource, store *met
 		return fmt.Errorf("local api: %w", err)
 	}
 	api := holding.WithStoredAnswers(handler, res, store, tokens, caches, cfg.NodeName, link, log)
-	verifier, err := newTokenVerifier(ctx, cfg, cloud, caches, store, log)
+	verifier, err := newTokenVerifier(ctx, cfg, cloud, caches, metaDecisions{store}, log)
 	if err != nil {
 		return err
 	}
