@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/apiserver-lite/apiserver-lite/pkg/door"
 	"github.com/apiserver-lite/apiserver-lite/pkg/door/satoken"
 	"github.com/apiserver-lite/apiserver-lite/pkg/versioncache"
 	authenticationv1 "k8s.io/api/authentication/v1"
@@ -83,10 +82,15 @@ func PodGetter(caches []*versioncache.Cache) satoken.PodGetter {
 	}
 }
 
+// TokenPod is a pod a token is minted for, with its service account.
+type TokenPod struct {
+	Namespace, Name, UID, ServiceAccount string
+}
+
 // TokenCreator requests a token for a pod's service account, bound to
 // the pod, with the cloud's default audiences (the node's credentials:
 // kube's Node authorizer allows exactly this).
-type TokenCreator func(ctx context.Context, pod door.Pod) (satoken.Minted, error)
+type TokenCreator func(ctx context.Context, pod TokenPod) (satoken.Minted, error)
 
 // NodeTokenCreator is a TokenCreator on cloud's credentials. The token
 // lives keyReaderTokenSeconds and is used for one read.
@@ -95,7 +99,7 @@ func NodeTokenCreator(cloud *rest.Config) (TokenCreator, error) {
 	if err != nil {
 		return nil, fmt.Errorf("token client: %w", err)
 	}
-	return func(ctx context.Context, pod door.Pod) (satoken.Minted, error) {
+	return func(ctx context.Context, pod TokenPod) (satoken.Minted, error) {
 		req := &authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{
 			ExpirationSeconds: new(int64(keyReaderTokenSeconds)),
 			BoundObjectRef:    &authenticationv1.BoundObjectReference{Kind: "Pod", APIVersion: "v1", Name: pod.Name, UID: types.UID(pod.UID)},
@@ -128,7 +132,7 @@ func KeyReaderMinter(caches []*versioncache.Cache, create TokenCreator) satoken.
 				m.Spec.ServiceAccountName == "" || m.Metadata.Annotations[mirrorPodAnnotation] != "" {
 				continue
 			}
-			minted, err := create(ctx, door.Pod{Namespace: m.Metadata.Namespace, Name: m.Metadata.Name,
+			minted, err := create(ctx, TokenPod{Namespace: m.Metadata.Namespace, Name: m.Metadata.Name,
 				UID: m.Metadata.UID, ServiceAccount: m.Spec.ServiceAccountName})
 			if err == nil {
 				return minted, nil

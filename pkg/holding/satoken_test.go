@@ -6,7 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/apiserver-lite/apiserver-lite/pkg/door"
 	"github.com/apiserver-lite/apiserver-lite/pkg/door/satoken"
 	"github.com/apiserver-lite/apiserver-lite/pkg/versioncache"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -59,8 +58,8 @@ func TestKeyReaderMinter(t *testing.T) {
 			`"annotations":{"kubernetes.io/config.mirror":"x"}},"spec":{"serviceAccountName":"default"}}`,
 		`{"apiVersion":"v1","kind":"Pod","metadata":{"namespace":"a","name":"p","uid":"u1","resourceVersion":"5"},`+
 			`"spec":{"serviceAccountName":"sa"}}`)
-	var got []door.Pod
-	mint := KeyReaderMinter([]*versioncache.Cache{pods}, func(_ context.Context, p door.Pod) (satoken.Minted, error) {
+	var got []TokenPod
+	mint := KeyReaderMinter([]*versioncache.Cache{pods}, func(_ context.Context, p TokenPod) (satoken.Minted, error) {
 		got = append(got, p)
 		return satoken.Minted{Token: "tok"}, nil
 	})
@@ -68,7 +67,7 @@ func TestKeyReaderMinter(t *testing.T) {
 	if err != nil || minted.Token != "tok" {
 		t.Fatalf("got %q, %v; want tok", minted.Token, err)
 	}
-	want := door.Pod{Namespace: "a", Name: "p", UID: "u1", ServiceAccount: "sa"}
+	want := TokenPod{Namespace: "a", Name: "p", UID: "u1", ServiceAccount: "sa"}
 	if len(got) != 1 || got[0] != want {
 		t.Fatalf("minted for %+v, want only %+v", got, want)
 	}
