@@ -7,6 +7,7 @@ import (
 	"crypto/rand"
 	"encoding/json"
 	"errors"
+	"reflect"
 	"testing"
 	"time"
 
@@ -149,7 +150,8 @@ func TestAuthenticateLocally(t *testing.T) {
 }
 
 // TestLocalIdentityEqualsReview: the identity a pod's token gets on the
-// node is the one the cloud's review gave, so decisions keyed on it match.
+// node is the one the cloud's review gave (every field, as decisions are
+// keyed on all of them).
 func TestLocalIdentityEqualsReview(t *testing.T) {
 	rig := newLocalRig(t)
 	a := rig.authenticator(t)
@@ -175,7 +177,7 @@ func TestLocalIdentityEqualsReview(t *testing.T) {
 	if got := rig.cloud.tokenReviews.Load(); got != 1 {
 		t.Fatalf("reviews: got %d, want 1", got)
 	}
-	if decisionKey(local.user, attributes{}) != decisionKey(reviewed.user, attributes{}) {
+	if !reflect.DeepEqual(local.user, reviewed.user) {
 		t.Fatalf("local identity %+v differs from the review's %+v", local.user, reviewed.user)
 	}
 }
