@@ -68,6 +68,9 @@ type doorDeps struct {
 	keySealer door.KeySealer
 	// holdings hold resources for the node's pods; nil holds none.
 	holdings door.Holdings
+	// local verifies the node's pods' service-account tokens; nil
+	// reviews every token.
+	local door.LocalVerifier
 }
 
 // openDoors listens on the configured doors; on error it closes what it
@@ -160,7 +163,7 @@ func newChain(cfg config, d doorDeps) (door.SecureConfig, error) {
 	return door.SecureConfig{
 		Authenticator: door.NewAuthenticator(door.AuthenticatorConfig{NodeName: cfg.NodeName,
 			Reviews: reviews.Tokens, Store: decisions, Pods: holding.HeldPod(d.caches),
-			Connected: d.link.Connected, OfflineGrace: cfg.OfflineAuthzGrace, Logger: d.log}),
+			Connected: d.link.Connected, OfflineGrace: cfg.OfflineAuthzGrace, Local: d.local, Logger: d.log}),
 		Authorizer: door.NewAuthorizer(door.AuthorizerConfig{Reviews: reviews.Access,
 			Store: decisions, Connected: d.link.Connected, OfflineGrace: cfg.OfflineAuthzGrace,
 			Held: offline.HeldResources(d.res), Logger: d.log}),

@@ -33,6 +33,15 @@ type doorsConfig struct {
 	MaxConnections      int `mapstructure:"max-connections"`
 	MaxRequestsInflight int `mapstructure:"max-requests-inflight"`
 	MaxWatchesPerClient int `mapstructure:"max-watches-per-client"`
+	// VerifyServiceAccountTokens verifies the node's own pods' service-
+	// account tokens on the node instead of by TokenReview.
+	VerifyServiceAccountTokens bool `mapstructure:"verify-service-account-tokens"`
+	// ServiceAccountIssuer is the cloud's --service-account-issuer; empty
+	// reads it from the cloud's discovery document.
+	ServiceAccountIssuer string `mapstructure:"service-account-issuer"`
+	// APIAudiences are the cloud's --api-audiences; empty learns them from
+	// TokenReviews.
+	APIAudiences []string `mapstructure:"api-audiences"`
 }
 
 func addDoorFlags(fs *pflag.FlagSet) {
@@ -53,6 +62,14 @@ func addDoorFlags(fs *pflag.FlagSet) {
 		"short (not long-running) requests being served per door; one identity gets at most a fair share")
 	fs.Int("max-watches-per-client", door.DefaultMaxWatchesPerClient,
 		"open long-running requests (watch, log, exec, attach, portforward, proxy) per client identity and door")
+	fs.Bool("verify-service-account-tokens", true,
+		"verify the service-account tokens of this node's pods on the node, against the cloud's published signing keys, "+
+			"instead of asking the cloud for a TokenReview")
+	fs.String("service-account-issuer", "",
+		"the cloud's service-account issuer (kube-apiserver's first --service-account-issuer); empty reads it from the cloud's "+
+			"/.well-known/openid-configuration")
+	fs.StringSlice("api-audiences", nil,
+		"the cloud's --api-audiences; empty learns them from the audiences of the cloud's TokenReview answers")
 }
 
 func (c doorsConfig) validate(listenAddress string) error {

@@ -146,9 +146,13 @@ func serve(ctx context.Context, cfg config, res []cloudsync.Resource, store *met
 		return fmt.Errorf("local api: %w", err)
 	}
 	api := offline.WithStoredAnswers(handler, res, offline.MetaStore{Store: store}, tokens, caches, cfg.NodeName, link, log)
+	verifier, err := newTokenVerifier(ctx, cfg, cloud, caches, offline.MetaStore{Store: store}, log)
+	if err != nil {
+		return err
+	}
 	doors, err := openDoors(cfg, doorDeps{handler: func(door string) http.Handler { return o.Handler(api, door) },
 		cloud: cloud, caches: caches, res: res, store: store, link: link, log: log, clusterScope: scope == holding.ScopeCluster,
-		keySealer: st.sealer, holdings: holdingsOf(held)})
+		keySealer: st.sealer, holdings: holdingsOf(held), local: localVerifier(verifier)})
 	if err != nil {
 		return err
 	}
@@ -166,6 +170,9 @@ func serve(ctx context.Context, cfg config, res []cloudsync.Resource, store *met
 		}
 	}
 	if r := offline.TokenForgetter(res, caches, tokens, log); r != nil {
+		runs = append(runs, r)
+	}
+	if r := verifierRunner(verifier, link.Connected); r != nil {
 		runs = append(runs, r)
 	}
 	return runUntilDone(ctx, daemonLoops{doors: doors, runs: runs, caches: caches, notify: n, exited: o.SyncExits()}, log)

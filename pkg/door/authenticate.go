@@ -58,8 +58,11 @@ type AuthenticatorConfig struct {
 	Connected Connected
 	// OfflineGrace bounds the offline use of a reviewed token without exp.
 	OfflineGrace time.Duration
-	Clock        clock.PassiveClock
-	Logger       *slog.Logger
+	// Local verifies service-account tokens on the node before any
+	// review; nil reviews every token.
+	Local  LocalVerifier
+	Clock  clock.PassiveClock
+	Logger *slog.Logger
 }
 
 // Authenticator authenticates the doors' requests. Stored reviews stand
@@ -104,6 +107,13 @@ func (a *Authenticator) authenticate(r *http.Request) (requester, error) {
 	token, ok := bearerToken(r)
 	if !ok {
 		return requester{}, errUnauthenticated
+	}
+	// Service-account tokens of the node's own pods: verified here, no
+	// review (authenticate_local.go).
+	if u, done, err := a.verifyLocally(r.Context(), token); done && err != nil {
+		return requester{}, err
+	} else if done {
+		return requester{user: u, token: token}, nil
 	}
 	e, err := a.reviewToken(r.Context(), token)
 	if err != nil {
@@ -208,6 +218,7 @@ func (a *Authenticator) askCloud(ctx context.Context, key, token string, now tim
 		a.forget(ctx, key)
 		return tokenEntry{}, errUnauthenticated
 	}
+	a.learnFromReview(ctx, tr.Status)
 	e := tokenEntry{User: userOf(tr.Status.User), ReviewedAt: now}
 	if c, err := parseClaims(token); err == nil {
 		e.Exp, e.Pod = c.Exp, c.Pod

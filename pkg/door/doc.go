@@ -4,7 +4,10 @@
 // identity: it accepts only loopback Host headers (DNS rebinding defence).
 // The TLS door serves tenants (pods, other processes): every caller is
 // authenticated in kube-apiserver's order (client certificate, then bearer
-// token reviewed by the cloud) and authorized with a SubjectAccessReview for
+// token: a service-account token bound to one of the node's own pods is
+// verified on the node by package satoken, any other is reviewed by the
+// cloud, and refused while offline once satoken holds the cloud's keys)
+// and authorized with a SubjectAccessReview for
 // the exact request, so a tenant gets what its own identity may do in the
 // cloud and never what the node holds. Reviews and decisions are kept by
 // package offline, in memory and, through an injected DecisionStore,

@@ -23,9 +23,11 @@ import (
 // fakeCloud answers TokenReviews and SubjectAccessReviews like a cloud
 // kube-apiserver: tokens maps a valid token to its user; allow decides.
 type fakeCloud struct {
-	srv          *httptest.Server
-	mu           sync.Mutex
-	tokens       map[string]authenticationv1.UserInfo // guarded by mu
+	srv    *httptest.Server
+	mu     sync.Mutex
+	tokens map[string]authenticationv1.UserInfo // guarded by mu
+	// audiences are the status.audiences of every authenticated review.
+	audiences    []string // guarded by mu
 	allow        func(authorizationv1.SubjectAccessReviewSpec) bool
 	lastSAR      authorizationv1.SubjectAccessReviewSpec // guarded by mu
 	tokenReviews atomic.Int32
@@ -72,8 +74,12 @@ func (c *fakeCloud) serveTokenReview(w http.ResponseWriter, r *http.Request) {
 	}
 	c.mu.Lock()
 	u, ok := c.tokens[tr.Spec.Token]
+	auds := c.audiences
 	c.mu.Unlock()
 	tr.Status = authenticationv1.TokenReviewStatus{Authenticated: ok, User: u}
+	if ok {
+		tr.Status.Audiences = auds
+	}
 	tr.APIVersion, tr.Kind = "authentication.k8s.io/v1", "TokenReview"
 	writeJSON(w, &tr)
 }

@@ -55,6 +55,7 @@ func TestImportRules(t *testing.T) {
 		{pkg: "pkg/metastore", allowed: []string{}},
 		{pkg: "pkg/versioncache/kinds", allowed: []string{}},
 		{pkg: "pkg/versioncache", allowed: []string{"pkg/versioncache/kinds"}},
+		{pkg: "pkg/door/satoken", allowed: []string{}},
 		{pkg: "pkg/listwatch/caller", forbidden: []string{"pkg/door", "pkg/offline", "pkg/holding", "pkg/cloudsync", "pkg/metastore"}},
 		{pkg: "pkg/cloudsync/link", forbidden: []string{"pkg/metastore", "pkg/versioncache"}},
 		{pkg: "pkg/listwatch", forbidden: []string{"pkg/door", "pkg/offline", "pkg/metastore", "pkg/cloudsync", "pkg/holding"}},

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 )
 
@@ -18,6 +19,15 @@ kind: Policy
 omitStages: ["RequestReceived"]
 rules:
 - level: Metadata
+`
+
+// auditSARBodiesRule logs SubjectAccessReviews with their request body
+// (the user, groups, UID and extra a reviewer asks about); it goes before
+// auditPolicy's catch-all rule.
+const auditSARBodiesRule = `- level: Request
+  resources:
+  - group: authorization.k8s.io
+    resources: ["subjectaccessreviews"]
 `
 
 // auditLineMax is the longest audit log line read, in bytes.
@@ -39,7 +49,10 @@ type AuditEvent struct {
 	ResponseStatus *struct {
 		Code int `json:"code"`
 	} `json:"responseStatus"`
-	RequestReceived time.Time `json:"requestReceivedTimestamp"`
+	// RequestObject is the request's body, logged only with
+	// Options.AuditSARBodies for SubjectAccessReviews.
+	RequestObject   json.RawMessage `json:"requestObject,omitempty"`
+	RequestReceived time.Time       `json:"requestReceivedTimestamp"`
 }
 
 // Resource is the audited request's resource, empty for a non-resource
@@ -64,7 +77,11 @@ func (e AuditEvent) Subresource() string {
 func (c *Cluster) auditArgs() []string {
 	c.t.Helper()
 	policy := filepath.Join(c.Dir, "audit-policy.yaml")
-	if err := os.WriteFile(policy, []byte(auditPolicy), 0o600); err != nil {
+	text := auditPolicy
+	if c.opts.AuditSARBodies {
+		text = strings.Replace(text, "rules:\n", "rules:\n"+auditSARBodiesRule, 1)
+	}
+	if err := os.WriteFile(policy, []byte(text), 0o600); err != nil {
 		c.t.Fatalf("write audit policy: %v", err)
 	}
 	return []string{"--audit-policy-file", policy, "--audit-log-path", c.auditLogPath(),

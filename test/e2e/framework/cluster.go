@@ -53,6 +53,9 @@ type Options struct {
 	// AuditLog makes kube-apiserver log every request, read back with
 	// CloudRequests.
 	AuditLog bool
+	// AuditSARBodies also logs the bodies of SubjectAccessReviews (with
+	// AuditLog), so a test reads the identity a reviewer asked about.
+	AuditSARBodies bool
 }
 
 // Cluster is one cloud control plane and one apiserver-lite edge node, all

@@ -1,0 +1,56 @@
+package main
+
+import (
+	"context"
+	"log/slog"
+
+	"github.com/apiserver-lite/apiserver-lite/pkg/door"
+	"github.com/apiserver-lite/apiserver-lite/pkg/door/satoken"
+	"github.com/apiserver-lite/apiserver-lite/pkg/holding"
+	"github.com/apiserver-lite/apiserver-lite/pkg/versioncache"
+	"k8s.io/client-go/rest"
+)
+
+// newTokenVerifier wires the local verification of the node's pods'
+// service-account tokens; nil when it is turned off.
+func newTokenVerifier(ctx context.Context, cfg config, cloud *rest.Config, caches []*versioncache.Cache,
+	store satoken.Store, log *slog.Logger) (*satoken.Verifier, error) {
+	if !cfg.VerifyServiceAccountTokens {
+		return nil, nil
+	}
+	nodeMint, err := holding.NodeTokenCreator(cloud)
+	if err != nil {
+		return nil, err
+	}
+	fetch, err := satoken.CloudFetcher(cloud, holding.KeyReaderMinter(caches, nodeMint), nil)
+	if err != nil {
+		return nil, err
+	}
+	sas, err := satoken.CloudServiceAccounts(cloud)
+	if err != nil {
+		return nil, err
+	}
+	v := satoken.New(satoken.Config{NodeName: cfg.NodeName, Issuer: cfg.ServiceAccountIssuer, Audiences: cfg.APIAudiences,
+		Fetch: fetch, Pods: holding.PodGetter(caches), ServiceAccounts: sas, Store: store, Logger: log})
+	v.Load(ctx)
+	return v, nil
+}
+
+// verifierRunner refreshes v's keys while the cloud is up; nil for nil.
+func verifierRunner(v *satoken.Verifier, connected func() bool) func(context.Context) error {
+	if v == nil {
+		return nil
+	}
+	return func(ctx context.Context) error {
+		v.Run(ctx, connected)
+		return nil
+	}
+}
+
+// localVerifier is v as the doors' interface: nil, not a typed nil.
+func localVerifier(v *satoken.Verifier) door.LocalVerifier {
+	if v == nil {
+		return nil
+	}
+	return v
+}
