@@ -33,6 +33,9 @@ type doorsConfig struct {
 	MaxConnections      int `mapstructure:"max-connections"`
 	MaxRequestsInflight int `mapstructure:"max-requests-inflight"`
 	MaxWatchesPerClient int `mapstructure:"max-watches-per-client"`
+	// MaxConnectionsPerSource caps one remote address's connections per
+	// door; beyond it only the node's certificate is served.
+	MaxConnectionsPerSource int `mapstructure:"max-connections-per-source"`
 }
 
 func addDoorFlags(fs *pflag.FlagSet) {
@@ -48,9 +51,12 @@ func addDoorFlags(fs *pflag.FlagSet) {
 		"CA bundle whose client certificates the TLS doors accept (CN is the user, O the groups); empty: the cloud kubeconfig's CA")
 	fs.Duration("offline-authz-grace", door.DefaultOfflineAuthzGrace,
 		"how long a stored authorization decision is reused while the cloud cannot be asked")
-	fs.Int("max-connections", door.DefaultMaxConnections, "open connections per door")
+	fs.Int("max-connections", door.DefaultMaxConnections,
+		"open connections per door; a quarter of them (at most 64) is reserved for handshakes presenting this node's client certificate")
+	fs.Int("max-connections-per-source", door.DefaultMaxConnectionsPerSource,
+		"open connections per remote address (loopback included) and door; beyond it only this node's client certificate is served")
 	fs.Int("max-requests-inflight", door.DefaultMaxRequestsInflight,
-		"short (not long-running) requests being served per door; one identity gets at most a fair share")
+		"short (not long-running) requests being served per door; a quarter is reserved for this node's identity, any other gets a fair share of the rest")
 	fs.Int("max-watches-per-client", door.DefaultMaxWatchesPerClient,
 		"open long-running requests (watch, log, exec, attach, portforward, proxy) per client identity and door")
 }
@@ -70,7 +76,8 @@ func (c doorsConfig) validate(listenAddress string) error {
 		errs = append(errs, fmt.Errorf("offline-authz-grace must not be negative, got %s", c.OfflineAuthzGrace))
 	}
 	for name, v := range map[string]int{"max-connections": c.MaxConnections,
-		"max-requests-inflight": c.MaxRequestsInflight, "max-watches-per-client": c.MaxWatchesPerClient} {
+		"max-requests-inflight": c.MaxRequestsInflight, "max-watches-per-client": c.MaxWatchesPerClient,
+		"max-connections-per-source": c.MaxConnectionsPerSource} {
 		if v <= 0 {
 			errs = append(errs, fmt.Errorf("%s must be positive, got %d", name, v))
 		}
@@ -80,5 +87,5 @@ func (c doorsConfig) validate(listenAddress string) error {
 
 func (c doorsConfig) limits() door.Limits {
 	return door.Limits{MaxConnections: c.MaxConnections, MaxRequestsInflight: c.MaxRequestsInflight,
-		MaxWatchesPerClient: c.MaxWatchesPerClient}
+		MaxWatchesPerClient: c.MaxWatchesPerClient, MaxConnectionsPerSource: c.MaxConnectionsPerSource}
 }

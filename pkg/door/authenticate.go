@@ -62,8 +62,10 @@ type AuthenticatorConfig struct {
 	Connected Connected
 	// OfflineGrace bounds the offline use of a reviewed token without exp.
 	OfflineGrace time.Duration
-	Clock        clock.PassiveClock
-	Logger       *slog.Logger
+	// Budget bounds the TokenReviews of each source; nil is no bound.
+	Budget *ReviewBudget
+	Clock  clock.PassiveClock
+	Logger *slog.Logger
 }
 
 // Authenticator authenticates the doors' requests. Stored reviews stand
@@ -150,6 +152,9 @@ func (a *Authenticator) reviewToken(ctx context.Context, token string) (tokenEnt
 		return tokenEntry{}, errUnauthenticated
 	}
 	if a.cfg.Connected == nil || a.cfg.Connected() {
+		if err := a.cfg.Budget.allowTokenReview(sourceFrom(ctx)); err != nil {
+			return tokenEntry{}, err
+		}
 		return a.reviewOnline(ctx, key, token, now)
 	}
 	return a.reviewOffline(ctx, key, now)
