@@ -252,7 +252,7 @@ func forgedJWT() string {
 	now := time.Now().Unix()
 	claims := map[string]any{"iss": "https://kubernetes.default.svc.cluster.local", "aud": []string{"https://kubernetes.default.svc.cluster.local"},
 		"sub": "system:serviceaccount:tenant:reader", "iat": now, "nbf": now, "exp": now + 3600,
-		"jti": fmt.Sprintf("%x", sig[:16]),
+		"jti":           fmt.Sprintf("%x", sig[:16]),
 		"kubernetes.io": map[string]any{"namespace": "tenant", "serviceaccount": map[string]string{"name": "reader", "uid": "00000000-0000-0000-0000-000000000000"}}}
 	return enc(map[string]string{"alg": "RS256", "kid": "forged"}) + "." + enc(claims) + "." + base64.RawURLEncoding.EncodeToString(sig)
 }
