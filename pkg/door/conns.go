@@ -228,7 +228,12 @@ func (l *Limiter) ConnState(c net.Conn, s http.ConnState) {
 		dc.mu.Lock()
 		defer dc.mu.Unlock()
 		if dc.idle == nil {
-			dc.idle = l.clock.AfterFunc(unauthenticatedIdleTimeout, func() { _ = c.Close() })
+			dc.idle = l.clock.AfterFunc(unauthenticatedIdleTimeout, func() {
+				dc.mu.Lock()
+				dc.idle = nil // fired: nothing to stop
+				dc.mu.Unlock()
+				_ = c.Close()
+			})
 		}
 	default:
 		dc.stopIdle()
