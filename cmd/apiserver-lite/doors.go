@@ -159,9 +159,10 @@ func newChain(cfg config, d doorDeps) (door.SecureConfig, error) {
 			Connected: d.link.Connected, OfflineGrace: cfg.OfflineAuthzGrace, Logger: d.log}),
 		Authorizer: door.NewAuthorizer(door.AuthorizerConfig{Reviews: reviews.Access, Budget: budget,
 			Store: decisions, Connected: d.link.Connected, OfflineGrace: cfg.OfflineAuthzGrace, Logger: d.log}),
-		Forwarder:    fwd,
-		ClusterScope: d.clusterScope,
-		Holdings:     d.holdings,
+		Forwarder:       fwd,
+		ClusterScope:    d.clusterScope,
+		ImpersonateNode: d.clusterScope && cfg.ClusterScopeNodeWrites == nodeWritesAsNode,
+		Holdings:        d.holdings,
 	}, nil
 }
 

@@ -35,6 +35,11 @@ type SecureConfig struct {
 	// Holdings, when set, hold resources for the node's pods' own
 	// identities; nil holds none.
 	Holdings Holdings
+	// ImpersonateNode forwards this node's writes with the daemon's
+	// credentials impersonating system:node:<name> in system:nodes, so the
+	// cloud's Node authorizer and NodeRestriction judge them as the node's
+	// (cluster scope, where the daemon's own identity may write more).
+	ImpersonateNode bool
 }
 
 // Insecure wraps the local API h as the insecure door: every caller acts
@@ -138,6 +143,8 @@ func authorizeRequest(w http.ResponseWriter, r *http.Request, cfg SecureConfig, 
 	}
 	noteAuthorized(r.Context(), cfg, c, a)
 	switch {
+	case c.node && cfg.ImpersonateNode && isWrite(a):
+		return caller.AsNodeImpersonating(ctx, User{Name: c.user.Name, Groups: []string{nodesGroup}}), true
 	case c.node:
 		return caller.AsNode(ctx), true // authorized above for this very request
 	case c.token == "" && isWrite(a):

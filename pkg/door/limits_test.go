@@ -12,6 +12,8 @@ import (
 
 	authenticationv1 "k8s.io/api/authentication/v1"
 	authorizationv1 "k8s.io/api/authorization/v1"
+
+	"github.com/apiserver-lite/apiserver-lite/pkg/listwatch/caller"
 )
 
 // hold serves req on h in the background until b releases it; it returns
@@ -245,4 +247,48 @@ func (c *fakeCloud) sarSpec() authorizationv1.SubjectAccessReviewSpec {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.lastSAR
+}
+
+// impersonationSeen answers with the Impersonate-User its request would
+// be forwarded with.
+type impersonationSeen struct{}
+
+func (impersonationSeen) RoundTrip(r *http.Request) (*http.Response, error) {
+	return &http.Response{StatusCode: 200, Header: http.Header{"X-User": {r.Header.Get("Impersonate-User")}}, Body: http.NoBody}, nil
+}
+
+func TestClusterScopeNodeWritesAsNode(t *testing.T) {
+	for _, tc := range []struct {
+		name, method string
+		impersonate  bool
+		want         string
+	}{
+		{name: "write as the node", method: "PATCH", impersonate: true, want: "system:node:n1"},
+		{name: "read as the daemon", method: "GET", impersonate: true, want: ""},
+		{name: "write as the daemon when asked", method: "PATCH", want: ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cloud := newFakeCloud(t)
+			cloud.allow = func(authorizationv1.SubjectAccessReviewSpec) bool { return true }
+			got := "unset"
+			h := Secure(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				resp, err := caller.Transport(impersonationSeen{}).RoundTrip(r)
+				if err != nil {
+					t.Fatal(err)
+				}
+				got = resp.Header.Get("X-User")
+			}), SecureConfig{
+				Authenticator:   NewAuthenticator(AuthenticatorConfig{NodeName: "n1"}),
+				Authorizer:      NewAuthorizer(AuthorizerConfig{Reviews: cloud.sarClient(t)}),
+				ClusterScope:    true,
+				ImpersonateNode: tc.impersonate,
+			})
+			r := nodeRequest("/api/v1/nodes/n1/status")
+			r.Method = tc.method
+			h.ServeHTTP(httptest.NewRecorder(), r)
+			if got != tc.want {
+				t.Fatalf("got Impersonate-User %q, want %q", got, tc.want)
+			}
+		})
+	}
 }
