@@ -55,6 +55,9 @@ type doorConn struct {
 	// handshakeBy is when the TLS handshake must be done.
 	handshakeBy time.Time // immutable
 	handshook   atomic.Bool
+	// handshakeSlot is set while dc holds one of the door's handshake
+	// slots.
+	handshakeSlot atomic.Bool
 	// authenticated is set by the first authenticated request.
 	authenticated atomic.Bool
 	// unauthorized counts consecutive 401s.
@@ -82,10 +85,21 @@ func (c *doorConn) clamp(t time.Time) time.Time {
 	return c.handshakeBy
 }
 
+// Write gives back a handshake slot on the connection's first write: the
+// server's handshake flight is written in one go once its own crypto is
+// done, so a client that then stalls holds no slot.
+func (c *doorConn) Write(b []byte) (int, error) {
+	if c.handshakeSlot.Load() {
+		c.lim.releaseHandshake(c)
+	}
+	return c.Conn.Write(b)
+}
+
 // Close closes the connection and gives back its place once.
 func (c *doorConn) Close() error {
 	c.closeOnce.Do(func() {
 		c.stopIdle()
+		c.lim.releaseHandshake(c)
 		c.lim.releaseConn(c)
 	})
 	return c.Conn.Close()

@@ -7,6 +7,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
+	"io"
 	"math/big"
 	"net"
 	"net/http"
@@ -200,4 +201,35 @@ func TestIdleUnauthenticatedConnectionCloses(t *testing.T) {
 func isTimeout(err error) bool {
 	ne, ok := err.(net.Error)
 	return ok && ne.Timeout()
+}
+
+func TestHandshakeSlots(t *testing.T) {
+	clk := testingclock.NewFakeClock(time.Unix(1000, 0))
+	lim := NewLimiter(Limits{}, LimiterConfig{Clock: clk})
+	var held []*doorConn
+	for range handshakeSlots() {
+		dc := &doorConn{lim: lim, handshakeBy: clk.Now().Add(handshakeTimeout)}
+		if !lim.acquireHandshake(dc) {
+			t.Fatal("a free handshake slot: got none")
+		}
+		held = append(held, dc)
+	}
+	late := &doorConn{lim: lim, handshakeBy: clk.Now().Add(handshakeTimeout)}
+	got := make(chan bool)
+	go func() { got <- lim.acquireHandshake(late) }()
+	for !clk.HasWaiters() {
+		time.Sleep(time.Millisecond)
+	}
+	clk.Step(handshakeTimeout)
+	if <-got {
+		t.Fatalf("with every slot taken past the deadline: got a slot, want none")
+	}
+	server, client := net.Pipe()
+	defer client.Close()
+	go func() { _, _ = io.Copy(io.Discard, client) }()
+	held[0].Conn = server
+	_, _ = held[0].Write([]byte("server flight")) // the first write gives the slot back
+	if !lim.acquireHandshake(late) {
+		t.Fatalf("after a handshake's first write: got no slot, want one")
+	}
 }

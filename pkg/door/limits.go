@@ -59,6 +59,8 @@ type Limiter struct {
 	nodeName string
 	clock    clock.WithDelayedExecution
 	refusals *refusalLog
+	// handshakes holds a token per TLS handshake in progress.
+	handshakes chan struct{}
 
 	mu            sync.Mutex
 	connsGeneral  int            // guarded by mu; open connections in the general pool
@@ -79,8 +81,8 @@ func NewLimiter(l Limits, cfg LimiterConfig) *Limiter {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
 	return &Limiter{limits: l, nodeName: cfg.NodeName, clock: cfg.Clock,
-		refusals: newRefusalLog(cfg.Clock, cfg.Logger),
-		watches:  map[string]int{}, shares: map[string]int{}, connSources: map[string]int{}}
+		refusals: newRefusalLog(cfg.Clock, cfg.Logger), handshakes: make(chan struct{}, handshakeSlots()),
+		watches: map[string]int{}, shares: map[string]int{}, connSources: map[string]int{}}
 }
 
 // Listener counts the door's connections: beyond the general pool or the

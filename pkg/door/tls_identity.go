@@ -2,8 +2,51 @@ package door
 
 import (
 	"crypto/tls"
+	"errors"
+	"runtime"
 	"slices"
 )
+
+// handshakesPerCPU bounds the TLS handshakes a door runs at once (per CPU
+// the process may use); the others wait, within their deadline, without
+// taking CPU. A flood of new connections then costs the door a few cores'
+// worth of handshakes at most, and the requests on established
+// connections (the kubelet's) keep being scheduled.
+const handshakesPerCPU = 2
+
+// errHandshakeBusy fails a handshake that found no slot before its
+// deadline.
+var errHandshakeBusy = errors.New("too many TLS handshakes in progress")
+
+// handshakeSlots is the size of a door's handshake semaphore.
+func handshakeSlots() int { return handshakesPerCPU * runtime.GOMAXPROCS(0) }
+
+// acquireHandshake waits for a handshake slot until dc's handshake
+// deadline.
+func (l *Limiter) acquireHandshake(dc *doorConn) bool {
+	select {
+	case l.handshakes <- struct{}{}:
+		dc.handshakeSlot.Store(true)
+		return true
+	default:
+	}
+	t := l.clock.NewTimer(dc.handshakeBy.Sub(l.clock.Now()))
+	defer t.Stop()
+	select {
+	case l.handshakes <- struct{}{}:
+		dc.handshakeSlot.Store(true)
+		return true
+	case <-t.C():
+		return false
+	}
+}
+
+// releaseHandshake gives back dc's handshake slot, once.
+func (l *Limiter) releaseHandshake(dc *doorConn) {
+	if dc.handshakeSlot.CompareAndSwap(true, false) {
+		<-l.handshakes
+	}
+}
 
 // TLSConfig returns base for a door served through l's Listener: each
 // handshake also reports to l whether it presented this node's client
@@ -26,6 +69,10 @@ func (l *Limiter) TLSConfig(base *tls.Config) *tls.Config {
 		if dc == nil {
 			return cfg, nil
 		}
+		if !l.acquireHandshake(dc) {
+			l.refusals.note("handshake refused: too many in progress")
+			return nil, errHandshakeBusy
+		}
 		per := cfg.Clone()
 		per.GetConfigForClient = nil
 		per.VerifyConnection = func(cs tls.ConnectionState) error { return l.verifyConn(dc, cs) }
@@ -38,6 +85,7 @@ func (l *Limiter) TLSConfig(base *tls.Config) *tls.Config {
 // connection that does not present this node's certificate.
 func (l *Limiter) verifyConn(dc *doorConn, cs tls.ConnectionState) error {
 	dc.handshook.Store(true)
+	l.releaseHandshake(dc)
 	if !dc.reserved || l.nodeCertificate(cs) {
 		return nil
 	}
