@@ -75,7 +75,7 @@ func Secure(h http.Handler, cfg SecureConfig) http.Handler {
 	lim := cfg.Limiter
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if anonymousHealth(r) {
-			h.ServeHTTP(w, r)
+			serveTerse(w, r, h)
 			return
 		}
 		r = r.WithContext(withSource(r.Context(), sourceOf(r.RemoteAddr)))

@@ -292,3 +292,21 @@ func TestClusterScopeNodeWritesAsNode(t *testing.T) {
 		})
 	}
 }
+
+func TestAnonymousHealthIsTerse(t *testing.T) {
+	failing := http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.WriteHeader(http.StatusInternalServerError)
+		_, _ = w.Write([]byte("[-]cloud-link failed: 10.0.0.1 unreachable\nreadyz check failed\n"))
+	})
+	h := Secure(failing, SecureConfig{Authenticator: NewAuthenticator(AuthenticatorConfig{NodeName: "n1"})})
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, httptest.NewRequest("GET", "https://127.0.0.1/readyz", nil))
+	if w.Code != http.StatusInternalServerError || w.Body.String() != "readyz check failed\n" {
+		t.Fatalf("anonymous failing /readyz: got %d %q, want 500 %q", w.Code, w.Body, "readyz check failed\n")
+	}
+	w = httptest.NewRecorder()
+	h.ServeHTTP(w, nodeRequest("/readyz?verbose"))
+	if !strings.Contains(w.Body.String(), "cloud-link failed") {
+		t.Fatalf("the node's failing /readyz?verbose: got %q, want the checks", w.Body)
+	}
+}
