@@ -152,9 +152,6 @@ func (a *Authenticator) reviewToken(ctx context.Context, token string) (tokenEnt
 		return tokenEntry{}, errUnauthenticated
 	}
 	if a.cfg.Connected == nil || a.cfg.Connected() {
-		if err := a.cfg.Budget.allowTokenReview(sourceFrom(ctx)); err != nil {
-			return tokenEntry{}, err
-		}
 		return a.reviewOnline(ctx, key, token, now)
 	}
 	return a.reviewOffline(ctx, key, now)
@@ -166,6 +163,10 @@ func (a *Authenticator) reviewToken(ctx context.Context, token string) (tokenEnt
 // the offline rules by breaking reviews.
 func (a *Authenticator) reviewOnline(ctx context.Context, key, token string, now time.Time) (tokenEntry, error) {
 	v, err, _ := a.flight.Do(key, func() (any, error) {
+		// Only the review actually asked is charged to its source's budget.
+		if err := a.cfg.Budget.allowTokenReview(sourceFrom(ctx)); err != nil {
+			return nil, err
+		}
 		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), reviewTimeout)
 		defer cancel()
 		return a.askCloud(rctx, key, token, now)
@@ -173,6 +174,8 @@ func (a *Authenticator) reviewOnline(ctx context.Context, key, token string, now
 	switch {
 	case err == nil:
 		return v.(tokenEntry), nil
+	case errors.Is(err, errReviewBudget):
+		return tokenEntry{}, err
 	case errors.Is(err, errUnauthenticated):
 		a.noteRefused(key, now)
 		return tokenEntry{}, err

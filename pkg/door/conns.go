@@ -15,10 +15,11 @@ import (
 
 const (
 	// DefaultMaxConnectionsPerSource caps the open connections of one
-	// remote address per door. Beyond it (and beyond the door's general
+	// remote address per door: half of DefaultMaxConnections, so one
+	// source never holds the door. Beyond it (and beyond the door's general
 	// pool) a connection is kept only if its handshake presents this
 	// node's client certificate; loopback is one source like any other.
-	DefaultMaxConnectionsPerSource = 256
+	DefaultMaxConnectionsPerSource = DefaultMaxConnections / 2
 	// nodeConnectionReserveDivisor reserves a quarter of a door's
 	// connections (at most maxNodeConnectionReserve) for handshakes that
 	// present this node's certificate.
