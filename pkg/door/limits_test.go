@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	authenticationv1 "k8s.io/api/authentication/v1"
 	authorizationv1 "k8s.io/api/authorization/v1"
@@ -308,5 +309,35 @@ func TestAnonymousHealthIsTerse(t *testing.T) {
 	h.ServeHTTP(w, nodeRequest("/readyz?verbose"))
 	if !strings.Contains(w.Body.String(), "cloud-link failed") {
 		t.Fatalf("the node's failing /readyz?verbose: got %q, want the checks", w.Body)
+	}
+}
+
+func TestOneTokenCostsOneReviewOfItsBudget(t *testing.T) {
+	const sends = 3 * tokenReviewBurstPerSource
+	cloud := newFakeCloud(t)
+	cloud.reviewGate = make(chan struct{}) // the one review waits until every send is in
+	h := Secure(http.NotFoundHandler(), SecureConfig{
+		Authenticator: NewAuthenticator(AuthenticatorConfig{Reviews: cloud.tokenClient(t), Budget: NewReviewBudget(nil)}),
+	})
+	codes := make(chan int, sends)
+	for range sends {
+		go func() {
+			r := httptest.NewRequest("GET", "https://10.0.0.1/api/v1/pods", nil)
+			r.RemoteAddr = "10.1.0.5:1000"
+			r.Header.Set("Authorization", "Bearer forged")
+			w := httptest.NewRecorder()
+			h.ServeHTTP(w, r)
+			codes <- w.Code
+		}()
+	}
+	for cloud.tokenReviews.Load() == 0 {
+		time.Sleep(time.Millisecond)
+	}
+	time.Sleep(100 * time.Millisecond) // the other sends reach the shared review, or are refused
+	close(cloud.reviewGate)
+	for range sends {
+		if code := <-codes; code != http.StatusUnauthorized {
+			t.Fatalf("one forged token sent %d times at once: got %d, want 401 (one review, shared)", sends, code)
+		}
 	}
 }
