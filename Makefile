@@ -93,14 +93,16 @@ test: test-unit test-e2e
 # generated section of docs/benchmarks.md. Then TestBenchHeld: BENCH_SCALE
 # times 1,000 services and EndpointSlices, what holding EndpointSlices for the
 # node's pods costs apiserver-lite and the cloud beside the same components
-# reading the cloud directly, in its own generated section. See
+# reading the cloud directly, in its own generated section. Then
+# TestBenchFlood: the kubelet's p99 on its door alone and during a
+# 450-connection flood of forged tokens, in its own section. See
 # docs/benchmarks.md.
 bench: build tools
 	APISERVER_LITE_BIN=$(abspath $(BINARY)) \
 	APISERVER_LITE_TOOLS_BIN=$$(test/tools/build.sh) \
 	BENCH_REPORT=$(abspath $(BENCH_REPORT)) \
 	BENCH_SCALE=$(BENCH_SCALE) BENCH_ROUNDS=$(BENCH_ROUNDS) \
-	$(GO) test -tags e2e -count=1 -timeout $(BENCH_TIMEOUT) -run '^(TestBench|TestBenchHeld)$$' -v ./test/bench/
+	$(GO) test -tags e2e -count=1 -timeout $(BENCH_TIMEOUT) -run '^(TestBench|TestBenchHeld|TestBenchFlood)$$' -v ./test/bench/
 
 # The fleet benchmark: BENCH_FLEET_NODES nodes with BENCH_FLEET_PODS pods
 # each, every node's apiserver-lite against one cloud, then the same nodes'

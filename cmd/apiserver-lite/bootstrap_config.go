@@ -108,10 +108,14 @@ func (c config) rewritesKubernetesService() bool {
 }
 
 // bootstrapIPs are the bootstrapped certificate's IP SANs: the pods'
-// door's address when specific, then the extra ones.
+// door's address when specific and not link-local, then the extra ones.
+// A link-local door address (169.254.0.0/16, fe80::/10) is usually the
+// same on every node, so one node's key would serve on all: it is named
+// only when tls-bootstrap-ip-sans lists it, the operator's word that it
+// is this node's alone.
 func (c config) bootstrapIPs() []net.IP {
 	var ips []net.IP
-	if ap, err := c.podsDoor(); err == nil {
+	if ap, err := c.podsDoor(); err == nil && !ap.Addr().IsLinkLocalUnicast() {
 		ips = append(ips, net.IP(ap.Addr().Unmap().AsSlice()))
 	}
 	for _, s := range c.TLSBootstrapIPSANs {
@@ -120,6 +124,22 @@ func (c config) bootstrapIPs() []net.IP {
 		}
 	}
 	return ips
+}
+
+// sharedDoorAddress is the warning for a bootstrapped pods' door at a
+// link-local address its certificate does not name; "" when there is none.
+func (c config) sharedDoorAddress() string {
+	ap, err := c.podsDoor()
+	if !c.TLSBootstrap || err != nil || !ap.Addr().IsLinkLocalUnicast() {
+		return ""
+	}
+	door := net.IP(ap.Addr().Unmap().AsSlice())
+	if slices.ContainsFunc(c.bootstrapIPs(), door.Equal) {
+		return ""
+	}
+	return fmt.Sprintf("secure-listen-address %s is link-local, which is usually shared by every node: the bootstrapped "+
+		"certificate leaves it out, so clients at that address cannot verify the door; give the door a per-node address "+
+		"(the node's IP) or list the address in tls-bootstrap-ip-sans if it is this node's alone", ap.Addr())
 }
 
 // kubernetesServiceView is the local API's view pointing the node's

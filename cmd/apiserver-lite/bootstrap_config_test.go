@@ -14,21 +14,26 @@ func TestBootstrapConfig(t *testing.T) {
 		wantErr     string
 		wantRewrite bool
 		wantIPs     []string
+		// wantShared: a link-local door left out of the certificate is
+		// warned about.
+		wantShared bool
 	}{
 		{name: "defaults"},
 		{name: "bootstrap without pods' door", args: []string{"--tls-bootstrap"}, wantErr: "needs secure-listen-address"},
 		{name: "bootstrap with a cert file for the kubelet's door", args: []string{"--tls-bootstrap", "--secure-listen-address", door,
-			"--tls-cert-file", "c", "--tls-private-key-file", "k"}, wantRewrite: true, wantIPs: []string{"169.254.20.10"}},
+			"--tls-cert-file", "c", "--tls-private-key-file", "k"}, wantRewrite: true, wantShared: true},
 		{name: "bootstrap turns the rewrite on", args: []string{"--tls-bootstrap", "--secure-listen-address", door,
-			"--tls-bootstrap-ip-sans", "10.1.2.3,169.254.20.10"}, wantRewrite: true, wantIPs: []string{"169.254.20.10", "10.1.2.3"}},
+			"--tls-bootstrap-ip-sans", "10.1.2.3,169.254.20.10"}, wantRewrite: true, wantIPs: []string{"10.1.2.3", "169.254.20.10"}},
 		{name: "rewrite off", args: []string{"--tls-bootstrap", "--secure-listen-address", door,
-			"--rewrite-kubernetes-service", "false"}, wantIPs: []string{"169.254.20.10"}},
+			"--rewrite-kubernetes-service", "false"}, wantShared: true},
+		{name: "per-node door address", args: []string{"--tls-bootstrap", "--secure-listen-address", "192.0.2.7:10551"},
+			wantRewrite: true, wantIPs: []string{"192.0.2.7"}},
 		{name: "wildcard door: auto stays off", args: []string{"--tls-bootstrap", "--secure-listen-address", "0.0.0.0:10551",
 			"--tls-bootstrap-ip-sans", "10.1.2.3"}, wantIPs: []string{"10.1.2.3"}},
 		{name: "rewrite forced on a wildcard door", args: []string{"--secure-listen-address", "0.0.0.0:10551",
 			"--rewrite-kubernetes-service", "true"}, wantErr: "not a specific IP"},
 		{name: "rewrite without bootstrap", args: []string{"--secure-listen-address", door,
-			"--rewrite-kubernetes-service", "true"}, wantRewrite: true, wantIPs: []string{"169.254.20.10"}},
+			"--rewrite-kubernetes-service", "true"}, wantRewrite: true},
 		{name: "bad rewrite value", args: []string{"--rewrite-kubernetes-service", "yes"}, wantErr: "want auto, true or false"},
 		{name: "bad SAN", args: []string{"--tls-bootstrap", "--secure-listen-address", door,
 			"--tls-bootstrap-ip-sans", "node-1"}, wantErr: "not an IP address"},
@@ -48,6 +53,9 @@ func TestBootstrapConfig(t *testing.T) {
 			}
 			if got := c.rewritesKubernetesService(); got != tc.wantRewrite {
 				t.Errorf("rewrite: got %v, want %v", got, tc.wantRewrite)
+			}
+			if shared := c.sharedDoorAddress() != ""; shared != tc.wantShared {
+				t.Errorf("shared door address warning: got %v, want %v", shared, tc.wantShared)
 			}
 			got := c.bootstrapIPs()
 			if len(got) != len(tc.wantIPs) {

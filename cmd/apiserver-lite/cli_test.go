@@ -220,11 +220,13 @@ func TestExampleConfigChecks(t *testing.T) {
 func TestConfigCheckWarnsInsecureSkipTLSVerify(t *testing.T) {
 	dir := t.TempDir()
 	tests := []struct {
-		name, kubeconfig, wantWarning string
+		name, kubeconfig, wantWarning, wantNames string
 	}{
-		{"verified", unreachableKubeconfig, ""},
+		{"verified", unreachableKubeconfig, "", ""},
 		{"insecure", strings.Replace(unreachableKubeconfig, `server: "https://127.0.0.1:1"`,
-			`server: "https://127.0.0.1:1", insecure-skip-tls-verify: true`, 1), "Warning: kubeconfig "},
+			`server: "https://127.0.0.1:1", insecure-skip-tls-verify: true`, 1), "Warning: kubeconfig ", "insecure-skip-tls-verify"},
+		{"client CA from the kubeconfig", strings.Replace(unreachableKubeconfig, `server: "https://127.0.0.1:1"`,
+			`server: "https://127.0.0.1:1", certificate-authority-data: Zm9v`, 1), "Warning: client-ca-file is unset", "client-ca-file"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -243,8 +245,8 @@ func TestConfigCheckWarnsInsecureSkipTLSVerify(t *testing.T) {
 			if tt.wantWarning == "" && errOut != "" {
 				t.Errorf("got warnings %q, want none", errOut)
 			}
-			if tt.wantWarning != "" && (!strings.HasPrefix(errOut, tt.wantWarning) || !strings.Contains(errOut, "insecure-skip-tls-verify")) {
-				t.Errorf("got warnings %q, want one naming insecure-skip-tls-verify", errOut)
+			if tt.wantWarning != "" && (!strings.HasPrefix(errOut, tt.wantWarning) || !strings.Contains(errOut, tt.wantNames)) {
+				t.Errorf("got warnings %q, want one naming %s", errOut, tt.wantNames)
 			}
 		})
 	}

@@ -83,7 +83,7 @@ func openDoors(cfg config, d doorDeps) (*doorSet, error) {
 		return nil, errors.Join(err, set.close())
 	}
 	if cfg.InsecureListenAddress != "" {
-		lim := door.NewLimiter(cfg.limits())
+		lim := door.NewLimiter(cfg.limits(), door.LimiterConfig{NodeName: cfg.NodeName, Logger: d.log})
 		ops := d.handler(doorInsecure)
 		h := door.Insecure(withoutCompression(ops), door.InsecureConfig{Limiter: lim, Operations: ops})
 		if err := set.listen(cfg.InsecureListenAddress, nil, h, lim, d.log, doorInsecure); err != nil {
@@ -120,7 +120,7 @@ func openAuthenticated(cfg config, d doorDeps, set *doorSet) error {
 			serveTLS = podsTLS
 		}
 		sc := chain
-		sc.Limiter = door.NewLimiter(cfg.limits())
+		sc.Limiter = door.NewLimiter(cfg.limits(), door.LimiterConfig{NodeName: cfg.NodeName, Logger: d.log})
 		sc.Operations = d.handler(spec.name)
 		h := sc.Operations
 		if spec.name == doorLoopback {
@@ -160,16 +160,18 @@ func newChain(cfg config, d doorDeps) (door.SecureConfig, error) {
 		return door.SecureConfig{}, err
 	}
 	decisions := offline.MetaStore{Store: d.store}
+	budget := door.NewReviewBudget(nil)
 	return door.SecureConfig{
 		Authenticator: door.NewAuthenticator(door.AuthenticatorConfig{NodeName: cfg.NodeName,
-			Reviews: reviews.Tokens, Store: decisions, Pods: holding.HeldPod(d.caches),
+			Reviews: reviews.Tokens, Store: decisions, Pods: holding.HeldPod(d.caches), Budget: budget,
 			Connected: d.link.Connected, OfflineGrace: cfg.OfflineAuthzGrace, Local: d.local, Logger: d.log}),
-		Authorizer: door.NewAuthorizer(door.AuthorizerConfig{Reviews: reviews.Access,
+		Authorizer: door.NewAuthorizer(door.AuthorizerConfig{Reviews: reviews.Access, Budget: budget,
 			Store: decisions, Connected: d.link.Connected, OfflineGrace: cfg.OfflineAuthzGrace,
 			Held: offline.HeldResources(d.res), Logger: d.log}),
-		Forwarder:    fwd,
-		ClusterScope: d.clusterScope,
-		Holdings:     d.holdings,
+		Forwarder:       fwd,
+		ClusterScope:    d.clusterScope,
+		ImpersonateNode: d.clusterScope && cfg.ClusterScopeNodeWrites == nodeWritesAsNode,
+		Holdings:        d.holdings,
 	}, nil
 }
 
@@ -183,10 +185,10 @@ func (s *doorSet) listen(addr string, tlsCfg *tls.Config, h http.Handler, lim *d
 		s.probe = &selfDoor{addr: ln.Addr(), tls: tlsCfg != nil}
 	}
 	srv := newDoorServer(h, lim, log)
-	ln = lim.Listener(ln)
+	ln = lim.Listener(ln, tlsCfg != nil)
 	if tlsCfg != nil {
-		srv.TLSConfig = tlsCfg
-		ln = tls.NewListener(ln, tlsCfg)
+		srv.TLSConfig = lim.TLSConfig(tlsCfg)
+		ln = tls.NewListener(ln, srv.TLSConfig)
 	}
 	s.servers, s.listeners = append(s.servers, srv), append(s.listeners, ln)
 	log.Info("serving", "door", name, "address", ln.Addr().String(), "tls", tlsCfg != nil)
@@ -196,7 +198,7 @@ func (s *doorSet) listen(addr string, tlsCfg *tls.Config, h http.Handler, lim *d
 // newDoorServer is the HTTP server of one door.
 func newDoorServer(h http.Handler, lim *door.Limiter, log *slog.Logger) *http.Server {
 	return &http.Server{Handler: h, ReadHeaderTimeout: readHeaderTimeout, IdleTimeout: idleTimeout,
-		MaxHeaderBytes: maxHeaderBytes, ConnState: lim.ConnState,
+		MaxHeaderBytes: maxHeaderBytes, ConnState: lim.ConnState, ConnContext: lim.ConnContext,
 		ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelDebug)} // failed handshakes are the client's to see
 }
 

@@ -42,7 +42,20 @@ type doorsConfig struct {
 	// APIAudiences are the cloud's --api-audiences; empty learns them from
 	// TokenReviews.
 	APIAudiences []string `mapstructure:"api-audiences"`
+	// MaxConnectionsPerSource caps one remote address's connections per
+	// door; beyond it only the node's certificate is served.
+	MaxConnectionsPerSource int `mapstructure:"max-connections-per-source"`
+	// ClusterScopeNodeWrites is who the node's writes are forwarded as in
+	// cluster scope: "node" (the daemon impersonating the node) or
+	// "daemon" (the daemon's own identity).
+	ClusterScopeNodeWrites string `mapstructure:"cluster-scope-node-writes"`
 }
+
+// The cluster-scope-node-writes values.
+const (
+	nodeWritesAsNode   = "node"
+	nodeWritesAsDaemon = "daemon"
+)
 
 func addDoorFlags(fs *pflag.FlagSet) {
 	fs.String("insecure-listen-address", "",
@@ -57,9 +70,15 @@ func addDoorFlags(fs *pflag.FlagSet) {
 		"CA bundle whose client certificates the TLS doors accept (CN is the user, O the groups); empty: the cloud kubeconfig's CA")
 	fs.Duration("offline-authz-grace", door.DefaultOfflineAuthzGrace,
 		"how long a stored authorization decision is reused while the cloud cannot be asked")
-	fs.Int("max-connections", door.DefaultMaxConnections, "open connections per door")
+	fs.Int("max-connections", door.DefaultMaxConnections,
+		"open connections per door; a quarter of them (at most 64) is reserved for handshakes presenting this node's client certificate")
+	fs.Int("max-connections-per-source", door.DefaultMaxConnectionsPerSource,
+		"open connections per remote address (loopback included) and door; beyond it only this node's client certificate is served")
+	fs.String("cluster-scope-node-writes", nodeWritesAsNode,
+		"in cluster scope, forward the node's writes as the node (node: impersonating system:node:<name>, so NodeRestriction "+
+			"applies; needs RBAC impersonate, see configs/sync-scopes.md) or with the daemon's own identity (daemon)")
 	fs.Int("max-requests-inflight", door.DefaultMaxRequestsInflight,
-		"short (not long-running) requests being served per door; one identity gets at most a fair share")
+		"short (not long-running) requests being served per door; a quarter is reserved for this node's identity, any other gets a fair share of the rest")
 	fs.Int("max-watches-per-client", door.DefaultMaxWatchesPerClient,
 		"open long-running requests (watch, log, exec, attach, portforward, proxy) per client identity and door")
 	fs.Bool("verify-service-account-tokens", true,
@@ -83,11 +102,15 @@ func (c doorsConfig) validate(listenAddress string) error {
 	if (c.TLSCertFile == "") != (c.TLSPrivateKeyFile == "") {
 		errs = append(errs, errors.New("tls-cert-file and tls-private-key-file must be set together"))
 	}
+	if c.ClusterScopeNodeWrites != nodeWritesAsNode && c.ClusterScopeNodeWrites != nodeWritesAsDaemon {
+		errs = append(errs, fmt.Errorf("cluster-scope-node-writes %q: want node or daemon", c.ClusterScopeNodeWrites))
+	}
 	if c.OfflineAuthzGrace < 0 {
 		errs = append(errs, fmt.Errorf("offline-authz-grace must not be negative, got %s", c.OfflineAuthzGrace))
 	}
 	for name, v := range map[string]int{"max-connections": c.MaxConnections,
-		"max-requests-inflight": c.MaxRequestsInflight, "max-watches-per-client": c.MaxWatchesPerClient} {
+		"max-requests-inflight": c.MaxRequestsInflight, "max-watches-per-client": c.MaxWatchesPerClient,
+		"max-connections-per-source": c.MaxConnectionsPerSource} {
 		if v <= 0 {
 			errs = append(errs, fmt.Errorf("%s must be positive, got %d", name, v))
 		}
@@ -97,5 +120,5 @@ func (c doorsConfig) validate(listenAddress string) error {
 
 func (c doorsConfig) limits() door.Limits {
 	return door.Limits{MaxConnections: c.MaxConnections, MaxRequestsInflight: c.MaxRequestsInflight,
-		MaxWatchesPerClient: c.MaxWatchesPerClient}
+		MaxWatchesPerClient: c.MaxWatchesPerClient, MaxConnectionsPerSource: c.MaxConnectionsPerSource}
 }

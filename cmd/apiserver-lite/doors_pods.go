@@ -76,7 +76,7 @@ func (p *podsDoor) unbound() bool {
 // waits for its address.
 func (s *doorSet) pending(addr string, tlsCfg *tls.Config, h http.Handler, lim *door.Limiter, log *slog.Logger) {
 	srv := newDoorServer(h, lim, log)
-	srv.Addr, srv.TLSConfig = addr, tlsCfg
+	srv.Addr, srv.TLSConfig = addr, lim.TLSConfig(tlsCfg)
 	s.pods.lim = lim
 	s.servers, s.listeners = append(s.servers, srv), append(s.listeners, nil)
 }
@@ -99,7 +99,7 @@ func (p *podsDoor) serveWhenBound(srv *http.Server) error {
 		}
 		p.setBindErr(nil)
 		p.log.Info("serving", "door", doorTLS, "address", ln.Addr().String(), "tls", true)
-		return srv.Serve(tls.NewListener(p.lim.Listener(ln), srv.TLSConfig))
+		return srv.Serve(tls.NewListener(p.lim.Listener(ln, true), srv.TLSConfig))
 	}
 }
 

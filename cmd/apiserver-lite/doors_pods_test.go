@@ -25,7 +25,7 @@ func TestPodsDoorWaitsForItsAddress(t *testing.T) {
 	ln.Close()
 	clk := clocktesting.NewFakeClock(time.Now())
 	p := &podsDoor{addr: addr, log: slog.New(slog.DiscardHandler), clock: clk, done: make(chan struct{}),
-		bindErr: door.ErrAddressNotBound, lim: door.NewLimiter(door.Limits{})}
+		bindErr: door.ErrAddressNotBound, lim: door.NewLimiter(door.Limits{}, door.LimiterConfig{})}
 	name, info, ok := p.note()
 	if !ok || name != "pods-door" || !strings.Contains(info, "not bound") {
 		t.Fatalf("unbound door: got %q %q, want an informational note saying not bound", name, info)

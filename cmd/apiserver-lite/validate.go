@@ -108,11 +108,25 @@ func (c config) validateFiles() error {
 // `config check` prints and the daemon logs at startup.
 func (c config) warnings() []string {
 	var out []string
-	if c.Kubeconfig != "" {
-		if rc, err := clientcmd.BuildConfigFromFlags("", c.Kubeconfig); err == nil && rc.Insecure {
-			out = append(out, fmt.Sprintf("kubeconfig %s sets insecure-skip-tls-verify: the cloud's serving certificate "+
-				"is not verified, so anyone on the path to the cloud can pose as it; set certificate-authority instead", c.Kubeconfig))
-		}
+	if w := c.sharedDoorAddress(); w != "" {
+		out = append(out, w)
+	}
+	if c.Kubeconfig == "" {
+		return out
+	}
+	rc, err := clientcmd.BuildConfigFromFlags("", c.Kubeconfig)
+	if err != nil {
+		return out
+	}
+	if rc.Insecure {
+		out = append(out, fmt.Sprintf("kubeconfig %s sets insecure-skip-tls-verify: the cloud's serving certificate "+
+			"is not verified, so anyone on the path to the cloud can pose as it; set certificate-authority instead", c.Kubeconfig))
+	}
+	tlsDoors := c.ListenAddress != "" || c.SecureListenAddress != ""
+	if tlsDoors && c.ClientCAFile == "" && (rc.CAFile != "" || len(rc.CAData) > 0) {
+		out = append(out, fmt.Sprintf("client-ca-file is unset: the TLS doors accept client certificates signed by "+
+			"kubeconfig %s's CA, which verifies the cloud's serving certificate; where that CA is not the cluster's "+
+			"client CA (many non-kubeadm clusters), set client-ca-file to kube-apiserver's --client-ca-file", c.Kubeconfig))
 	}
 	return out
 }

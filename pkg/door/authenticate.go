@@ -60,7 +60,9 @@ type AuthenticatorConfig struct {
 	OfflineGrace time.Duration
 	// Local verifies service-account tokens on the node before any
 	// review; nil reviews every token.
-	Local  LocalVerifier
+	Local LocalVerifier
+	// Budget bounds the TokenReviews of each source; nil is no bound.
+	Budget *ReviewBudget
 	Clock  clock.PassiveClock
 	Logger *slog.Logger
 }
@@ -164,6 +166,10 @@ func (a *Authenticator) reviewToken(ctx context.Context, token string) (tokenEnt
 // the offline rules by breaking reviews.
 func (a *Authenticator) reviewOnline(ctx context.Context, key, token string, now time.Time) (tokenEntry, error) {
 	v, err, _ := a.flight.Do(key, func() (any, error) {
+		// Only the review actually asked is charged to its source's budget.
+		if err := a.cfg.Budget.allowTokenReview(sourceFrom(ctx)); err != nil {
+			return nil, err
+		}
 		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), reviewTimeout)
 		defer cancel()
 		return a.askCloud(rctx, key, token, now)
@@ -171,6 +177,8 @@ func (a *Authenticator) reviewOnline(ctx context.Context, key, token string, now
 	switch {
 	case err == nil:
 		return v.(tokenEntry), nil
+	case errors.Is(err, errReviewBudget):
+		return tokenEntry{}, err
 	case errors.Is(err, errUnauthenticated):
 		a.noteRefused(key, now)
 		return tokenEntry{}, err

@@ -2,12 +2,12 @@ package door
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
 	"time"
 
-	authorizationv1 "k8s.io/api/authorization/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	authorizationclient "k8s.io/client-go/kubernetes/typed/authorization/v1"
@@ -43,8 +43,11 @@ type AuthorizerConfig struct {
 	// DecisionsPerIdentity caps one identity's stored decisions; 0 is
 	// offline.DefaultDecisionsPerIdentity.
 	DecisionsPerIdentity int
-	Clock                clock.PassiveClock
-	Logger               *slog.Logger
+	// Budget bounds the SubjectAccessReview bytes of each identity; nil is
+	// no bound.
+	Budget *ReviewBudget
+	Clock  clock.PassiveClock
+	Logger *slog.Logger
 }
 
 // Authorizer decides with SubjectAccessReviews against the cloud.
@@ -137,27 +140,16 @@ func ttl(d decision) time.Duration {
 }
 
 func (z *Authorizer) askCloud(ctx context.Context, u User, a attributes, now time.Time) (decision, error) {
-	sar := &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{
-		User: u.Name, UID: u.UID, Groups: u.Groups,
-	}}
-	if len(u.Extra) > 0 {
-		sar.Spec.Extra = make(map[string]authorizationv1.ExtraValue, len(u.Extra))
-		for k, v := range u.Extra {
-			sar.Spec.Extra[k] = v
-		}
+	if len(a.Path) > maxReviewedPathBytes {
+		return decision{Reason: "the request path is too long to review", At: now}, nil
 	}
-	if a.ResourceRequest {
-		ra := &authorizationv1.ResourceAttributes{Namespace: a.Namespace, Verb: a.Verb, Group: a.Group,
-			Version: a.Version, Resource: a.Resource, Subresource: a.Subresource, Name: a.Name}
-		if a.FieldSelector != "" {
-			ra.FieldSelector = &authorizationv1.FieldSelectorAttributes{RawSelector: a.FieldSelector}
-		}
-		if a.LabelSelector != "" {
-			ra.LabelSelector = &authorizationv1.LabelSelectorAttributes{RawSelector: a.LabelSelector}
-		}
-		sar.Spec.ResourceAttributes = ra
-	} else {
-		sar.Spec.NonResourceAttributes = &authorizationv1.NonResourceAttributes{Path: a.Path, Verb: a.Verb}
+	sar := accessReview(u, a)
+	raw, err := json.Marshal(sar)
+	if err != nil {
+		return decision{}, fmt.Errorf("encode subject access review: %w", err)
+	}
+	if err := z.cfg.Budget.allowAccessReview(u.Name, len(raw)); err != nil {
+		return decision{}, err
 	}
 	out, err := z.cfg.Reviews.Create(ctx, sar, metav1.CreateOptions{})
 	if err != nil {

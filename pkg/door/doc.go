@@ -15,6 +15,16 @@
 // (only decisions on resources the daemon holds, within a quota per
 // identity) and door when a stored answer may stand in for the cloud.
 //
+// Identity comes before capacity: nothing shared is spent on a request
+// before its caller is known but the token review its source's budget
+// allows (budget.go). In-flight slots, watch caps and review bytes are
+// counted by identity after authentication (limits.go); this node's
+// identity has a reserved lane of connections, admitted only by a
+// handshake presenting its certificate (conns.go, tls_identity.go), and of
+// in-flight slots, which no other identity can take. A spent limit or
+// budget is answered 429 with Retry-After, never 401. Anonymous callers
+// get the terse health answers only (terse.go).
+//
 // Both doors are http.Handler wrappers around the local API. They record
 // the caller and how the proxy may forward for it (with the daemon's
 // credentials, with the caller's own bearer token over a transport without

@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	"github.com/apiserver-lite/apiserver-lite/pkg/listwatch/caller"
-	"github.com/apiserver-lite/apiserver-lite/pkg/listwatch/requestinfo"
 )
 
 // InsecureConfig wires the insecure (plain HTTP) door.
@@ -36,6 +35,11 @@ type SecureConfig struct {
 	// Holdings, when set, hold resources for the node's pods' own
 	// identities; nil holds none.
 	Holdings Holdings
+	// ImpersonateNode forwards this node's writes with the daemon's
+	// credentials impersonating system:node:<name> in system:nodes, so the
+	// cloud's Node authorizer and NodeRestriction judge them as the node's
+	// (cluster scope, where the daemon's own identity may write more).
+	ImpersonateNode bool
 }
 
 // Insecure wraps the local API h as the insecure door: every caller acts
@@ -44,53 +48,43 @@ type SecureConfig struct {
 func Insecure(h http.Handler, cfg InsecureConfig) http.Handler {
 	lim := cfg.Limiter
 	if lim == nil {
-		lim = NewLimiter(Limits{})
+		lim = NewLimiter(Limits{}, LimiterConfig{})
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !checkHost(w, r) || !refuseBrowsers(w, r) {
 			return
 		}
-		a := requestAttributes(r)
-		release, ok := lim.admitPreAuth(w, r, a)
+		done, ok := lim.admitIdentity(w, requestAttributes(r), "", true)
 		if !ok {
 			return
 		}
-		defer release()
-		if requestinfo.LongRunning(a) {
-			done, ok := lim.admitWatch(w, "")
-			if !ok {
-				return
-			}
-			defer done()
-		}
+		defer done()
 		serveLocal(w, r.WithContext(caller.AsNode(r.Context())), h, cfg.Operations)
 	})
 }
 
-// Secure wraps the local API h as an authenticated door: health is
-// anonymous; everything else is admitted, then authenticated, authorized
-// and limited per identity.
+// Secure wraps the local API h as an authenticated door: the terse health
+// paths are anonymous; everything else is authenticated first, then
+// limited by identity (this node's own lane, a fair share for any other),
+// then authorized. Nothing shared is spent on a caller before it is known
+// but the token review its source's budget allows.
 func Secure(h http.Handler, cfg SecureConfig) http.Handler {
-	lim := cfg.Limiter
-	if lim == nil {
-		lim = NewLimiter(Limits{})
+	if cfg.Limiter == nil {
+		cfg.Limiter = NewLimiter(Limits{}, LimiterConfig{})
 	}
+	lim := cfg.Limiter
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if anonymousHealth(r) {
+			serveTerse(w, r, h)
+			return
+		}
+		r = r.WithContext(withSource(r.Context(), sourceOf(r.RemoteAddr)))
+		c, ok := authenticateRequest(w, r, cfg, lim)
+		if !ok {
+			return
+		}
 		a := requestAttributes(r)
-		release, ok := lim.admitPreAuth(w, r, a)
-		if !ok {
-			return
-		}
-		defer release()
-		if caller.HealthPath(r.URL.Path) {
-			h.ServeHTTP(w, r)
-			return
-		}
-		c, ok := authenticateRequest(w, r, cfg)
-		if !ok {
-			return
-		}
-		done, ok := lim.admitIdentity(w, a, c.user.Name)
+		done, ok := lim.admitIdentity(w, a, c.user.Name, c.node)
 		if !ok {
 			return
 		}
@@ -102,18 +96,35 @@ func Secure(h http.Handler, cfg SecureConfig) http.Handler {
 	})
 }
 
-// authenticateRequest answers 401 (or 503 while the cloud sheds load)
-// unless the request's caller is known, and refuses impersonation.
-func authenticateRequest(w http.ResponseWriter, r *http.Request, cfg SecureConfig) (requester, bool) {
+// anonymousHealth is true for the terse health answers anyone may read:
+// /livez, /readyz and /healthz with no query. Their details (?verbose,
+// /readyz/<check>) need an authorized identity, as /metrics does.
+func anonymousHealth(r *http.Request) bool {
+	switch r.URL.Path {
+	case "/livez", "/readyz", "/healthz":
+		return r.URL.RawQuery == ""
+	}
+	return false
+}
+
+// authenticateRequest answers 401 (429 when its source's review budget is
+// spent, 503 while the cloud sheds load) unless the request's caller is
+// known, and refuses impersonation.
+func authenticateRequest(w http.ResponseWriter, r *http.Request, cfg SecureConfig, lim *Limiter) (requester, bool) {
 	c, err := cfg.Authenticator.authenticate(r)
 	switch {
+	case errors.Is(err, errReviewBudget):
+		lim.tooManyRefused(w, err)
+		return requester{}, false
 	case errors.Is(err, errCloudBusy):
 		unavailable(w, err.Error(), retryAfterOf(err))
 		return requester{}, false
 	case err != nil:
-		unauthorized(w)
+		lim.unauthorized(w, r)
 		return requester{}, false
-	case impersonates(r):
+	}
+	lim.authenticated(r)
+	if impersonates(r) {
 		forbidden(w, "impersonation is not supported through this door; send the request as yourself")
 		return requester{}, false
 	}
@@ -124,7 +135,7 @@ func authenticateRequest(w http.ResponseWriter, r *http.Request, cfg SecureConfi
 // context telling the proxy how to forward.
 func authorizeRequest(w http.ResponseWriter, r *http.Request, cfg SecureConfig, c requester, a attributes) (context.Context, bool) {
 	ctx := caller.WithUser(r.Context(), c.user)
-	if c.node && nodeView(cfg, a) {
+	if c.node && (nodeView(cfg, a) || ownEndpoint(r.URL.Path)) {
 		return caller.AsNode(ctx), true // the node's own view, as the Node authorizer allows it
 	}
 	if !decide(w, r.Context(), cfg, c, a) {
@@ -132,6 +143,8 @@ func authorizeRequest(w http.ResponseWriter, r *http.Request, cfg SecureConfig, 
 	}
 	noteAuthorized(r.Context(), cfg, c, a)
 	switch {
+	case c.node && cfg.ImpersonateNode && isWrite(a):
+		return caller.AsNodeImpersonating(ctx, User{Name: c.user.Name, Groups: []string{nodesGroup}}), true
 	case c.node:
 		return caller.AsNode(ctx), true // authorized above for this very request
 	case c.token == "" && isWrite(a):
@@ -148,6 +161,9 @@ func authorizeRequest(w http.ResponseWriter, r *http.Request, cfg SecureConfig, 
 func decide(w http.ResponseWriter, ctx context.Context, cfg SecureConfig, c requester, a attributes) bool {
 	d, err := cfg.Authorizer.authorize(ctx, c.user, a)
 	switch {
+	case errors.Is(err, errReviewBudget):
+		cfg.Limiter.tooManyRefused(w, err)
+		return false
 	case errors.Is(err, errCloudBusy):
 		unavailable(w, err.Error(), retryAfterOf(err))
 		return false
@@ -177,6 +193,15 @@ func serveLocal(w http.ResponseWriter, r *http.Request, h, ops http.Handler) {
 		return
 	}
 	h.ServeHTTP(w, r)
+}
+
+// ownEndpoint is true for the daemon's own endpoints: health details,
+// /metrics and /debug/pprof/. They describe this node's daemon, so this
+// node's own identity reads them without asking the cloud (where
+// system:node:<name> has no RBAC for them); anyone else needs the cloud's
+// authorization for the non-resource URL.
+func ownEndpoint(p string) bool {
+	return caller.HealthPath(p) || caller.OperationsPath(p)
 }
 
 // impersonates is true for a request with any Impersonate-* header.

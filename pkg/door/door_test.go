@@ -10,7 +10,6 @@ import (
 	"net/http/httptest"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/apiserver-lite/apiserver-lite/pkg/listwatch/caller"
 	authenticationv1 "k8s.io/api/authentication/v1"
@@ -69,6 +68,12 @@ func TestSecureDoor(t *testing.T) {
 			wantCode: 200, wantReached: true, wantForward: "caller"},
 		{name: "denied token", method: "GET", path: "/api/v1/namespaces/a/secrets/s", token: "good", wantCode: 403},
 		{name: "health anonymous", method: "GET", path: "/readyz", wantCode: 200, wantReached: true, wantForward: "none"},
+		{name: "health details anonymous", method: "GET", path: "/readyz?verbose", wantCode: 401},
+		{name: "health check anonymous", method: "GET", path: "/readyz/ping", wantCode: 401},
+		{name: "metrics anonymous", method: "GET", path: "/metrics", wantCode: 401},
+		{name: "health details denied token", method: "GET", path: "/livez?verbose", token: "good", wantCode: 403},
+		{name: "health details node", method: "GET", path: "/readyz?verbose", cert: nodeCert,
+			wantCode: 200, wantReached: true, wantForward: "daemon"},
 		{name: "node certificate", method: "GET", path: "/api/v1/namespaces/a/secrets/s", cert: nodeCert,
 			wantCode: 200, wantReached: true, wantForward: "daemon"},
 		{name: "node metrics never forwarded", method: "GET", path: "/metrics", cert: nodeCert, wantCode: 404},
@@ -228,7 +233,7 @@ func TestLimits(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			b := &blocking{started: make(chan struct{}, 1), release: make(chan struct{})}
-			h := Insecure(b, InsecureConfig{Limiter: NewLimiter(tc.limits)})
+			h := Insecure(b, InsecureConfig{Limiter: NewLimiter(tc.limits, LimiterConfig{})})
 			done := make(chan int)
 			go func() {
 				w := httptest.NewRecorder()
@@ -254,40 +259,5 @@ func TestLimits(t *testing.T) {
 				t.Fatalf("got %d after release, want 200", w.Code)
 			}
 		})
-	}
-}
-
-func TestLimitConnections(t *testing.T) {
-	lim := NewLimiter(Limits{MaxConnections: 1})
-	srv := httptest.NewUnstartedServer(Insecure(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {}),
-		InsecureConfig{Limiter: lim}))
-	srv.Config.ConnState = lim.ConnState
-	srv.Start()
-	defer srv.Close()
-	first := &http.Client{Transport: &http.Transport{}}
-	second := &http.Client{Transport: &http.Transport{}}
-	get := func(c *http.Client) *http.Response {
-		t.Helper()
-		resp, err := c.Get(srv.URL + "/api/v1/pods")
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close()
-		return resp
-	}
-	if got := get(first).StatusCode; got != 200 {
-		t.Fatalf("got %d for the first connection, want 200", got)
-	}
-	resp := get(second) // the first connection is still open (keep-alive)
-	if resp.StatusCode != http.StatusTooManyRequests || resp.Header.Get("Retry-After") == "" {
-		t.Fatalf("got %d for the second connection, want 429 with Retry-After", resp.StatusCode)
-	}
-	first.CloseIdleConnections()
-	deadline := time.Now().Add(10 * time.Second)
-	for lim.conns.Load() > 0 && time.Now().Before(deadline) {
-		time.Sleep(10 * time.Millisecond) // the server sees the close asynchronously
-	}
-	if got := get(second).StatusCode; got != 200 {
-		t.Fatalf("got %d after the first connection closed, want 200", got)
 	}
 }

@@ -12,11 +12,12 @@ import (
 	authenticationclient "k8s.io/client-go/kubernetes/typed/authentication/v1"
 	authorizationclient "k8s.io/client-go/kubernetes/typed/authorization/v1"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/util/flowcontrol"
 )
 
-// The review client's own rate limit, apart from the sync loop's: a burst
-// of new callers after a restart is reviewed without delaying the sync,
-// and the sync never waits behind reviews.
+// The reviews' rate in all, apart from the sync loop's: a burst of new
+// callers after a restart is reviewed without delaying the sync, and the
+// sync never waits behind reviews (see ReviewBudget).
 const (
 	reviewQPS   = 50
 	reviewBurst = 100
@@ -29,12 +30,14 @@ type ReviewClients struct {
 	Access authorizationclient.SubjectAccessReviewInterface
 }
 
-// NewReviewClients returns review clients on their own connection and rate
-// limit. A review is never retried on the cloud's 429: the caller is
-// answered 503 with Retry-After at once instead of holding a slot.
+// NewReviewClients returns review clients on their own connection. Their
+// rate (reviewQPS, reviewBurst) is a ReviewBudget's, which refuses at once
+// rather than wait, so the clients' own limiter is off: no request holds a
+// slot waiting for it. A review is never retried on the cloud's 429: the
+// caller is answered 503 with Retry-After at once instead.
 func NewReviewClients(cloud *rest.Config) (ReviewClients, error) {
 	cfg := rest.CopyConfig(cloud)
-	cfg.QPS, cfg.Burst, cfg.RateLimiter = reviewQPS, reviewBurst, nil
+	cfg.RateLimiter = flowcontrol.NewFakeAlwaysRateLimiter()
 	cfg.ContentType = "application/json"
 	cfg.NegotiatedSerializer = scheme.Codecs.WithoutConversion()
 	authn, err := restFor(cfg, authenticationv1.SchemeGroupVersion)

@@ -32,6 +32,9 @@ type forwarding struct {
 	err error
 	// daemon forwards with the daemon's own credentials.
 	daemon bool
+	// as, with daemon, asks the cloud to act as this user
+	// (impersonation), so its own authorization and admission apply.
+	as *User
 }
 
 // WithForward records how the proxy must reach the cloud for this
@@ -45,6 +48,24 @@ func WithForward(ctx context.Context, rt http.RoundTripper, err error) context.C
 // forwards it with the daemon's credentials.
 func AsNode(ctx context.Context) context.Context {
 	return context.WithValue(ctx, forwardKey{}, forwarding{daemon: true})
+}
+
+// AsNodeImpersonating marks a request as this node's own, forwarded with
+// the daemon's credentials impersonating node (Impersonate-User and
+// Impersonate-Group): the cloud then authorizes and admits it as the node
+// (Node authorizer, NodeRestriction), not as the daemon.
+func AsNodeImpersonating(ctx context.Context, node User) context.Context {
+	return context.WithValue(ctx, forwardKey{}, forwarding{daemon: true, as: &node})
+}
+
+// impersonated is the user a request of ctx is forwarded as with the
+// daemon's credentials, if any.
+func impersonated(ctx context.Context) (User, bool) {
+	f, ok := ctx.Value(forwardKey{}).(forwarding)
+	if !ok || !f.daemon || f.as == nil {
+		return User{}, false
+	}
+	return *f.as, true
 }
 
 // ForwardTransport tells the proxy how to forward the request of ctx:

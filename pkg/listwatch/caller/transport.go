@@ -8,6 +8,7 @@ import (
 	"github.com/apiserver-lite/apiserver-lite/pkg/listwatch/response"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	clienttransport "k8s.io/client-go/transport"
 )
 
 // errNeverForwarded is returned for the daemon's own endpoints, which the
@@ -40,9 +41,16 @@ func (t transport) RoundTrip(r *http.Request) (*http.Response, error) {
 		return nil, err
 	case rt != nil:
 		return rt.RoundTrip(r)
-	default:
-		return t.daemon.RoundTrip(r)
 	}
+	if u, ok := impersonated(r.Context()); ok {
+		r = r.Clone(r.Context())
+		r.Header.Set(clienttransport.ImpersonateUserHeader, u.Name)
+		r.Header.Del(clienttransport.ImpersonateGroupHeader)
+		for _, g := range u.Groups {
+			r.Header.Add(clienttransport.ImpersonateGroupHeader, g)
+		}
+	}
+	return t.daemon.RoundTrip(r)
 }
 
 // NeverForwarded reports whether path is one of the daemon's own endpoints

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"testing"
 )
 
@@ -47,6 +48,46 @@ func TestTransport(t *testing.T) {
 			w := httptest.NewRecorder()
 			if ok := CheckForwardable(w, req); ok != (tc.wantErr == nil) || (!ok && w.Code != http.StatusForbidden) {
 				t.Fatalf("CheckForwardable: got %v with %d, want %v", ok, w.Code, tc.wantErr == nil)
+			}
+		})
+	}
+}
+
+// headerTransport answers with the impersonation headers it was sent.
+type headerTransport struct{}
+
+func (headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	h := http.Header{"X-User": r.Header.Values("Impersonate-User"), "X-Groups": r.Header.Values("Impersonate-Group")}
+	return &http.Response{StatusCode: 200, Header: h, Body: http.NoBody}, nil
+}
+
+func TestTransportImpersonatesNode(t *testing.T) {
+	rt := Transport(headerTransport{})
+	for _, tc := range []struct {
+		name       string
+		ctx        context.Context
+		wantUser   string
+		wantGroups []string
+	}{
+		{name: "as the daemon", ctx: AsNode(context.Background())},
+		{name: "as the node", ctx: AsNodeImpersonating(context.Background(), User{Name: "system:node:n1", Groups: []string{"system:nodes"}}),
+			wantUser: "system:node:n1", wantGroups: []string{"system:nodes"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			req := httptest.NewRequestWithContext(tc.ctx, "PATCH", "https://cloud/api/v1/nodes/n1/status", nil)
+			req.Header.Set("Impersonate-Group", "system:masters") // never passed on as the node's
+			resp, err := rt.RoundTrip(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := resp.Header.Get("X-User"); got != tc.wantUser {
+				t.Errorf("Impersonate-User: got %q, want %q", got, tc.wantUser)
+			}
+			if tc.wantUser != "" && !slices.Equal(resp.Header.Values("X-Groups"), tc.wantGroups) {
+				t.Errorf("Impersonate-Group: got %q, want %q", resp.Header.Values("X-Groups"), tc.wantGroups)
+			}
+			if rt, err := ForwardTransport(tc.ctx); rt != nil || err != nil {
+				t.Errorf("ForwardTransport: got %v, %v; want the daemon's (nil, nil)", rt, err)
 			}
 		})
 	}

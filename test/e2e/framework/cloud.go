@@ -112,7 +112,7 @@ func (c *Cluster) startAPIServer() {
 		"--service-account-signing-key-file", p.SAKey,
 		"--service-cluster-ip-range", serviceClusterIPRange,
 	)
-	if c.opts.NodeCredentials {
+	if c.opts.NodeCredentials || c.opts.NodeRestriction {
 		c.apiserver.Args = append(c.apiserver.Args, "--enable-admission-plugins", "NodeRestriction")
 	}
 	if c.opts.AuditLog {

@@ -44,6 +44,9 @@ type Options struct {
 	// own, enables the NodeRestriction admission plugin and grants the
 	// edge no RBAC: apiserver-lite runs in node scope.
 	NodeCredentials bool
+	// NodeRestriction enables the NodeRestriction admission plugin in
+	// cluster scope too, where the node's writes go out impersonating it.
+	NodeRestriction bool
 	// EdgeArgs are extra apiserver-lite flags, appended after the
 	// framework's own.
 	EdgeArgs []string

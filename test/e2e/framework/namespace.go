@@ -10,6 +10,7 @@ import (
 
 	authorizationv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
@@ -21,6 +22,30 @@ const rbacManifest = "test/e2e/framework/testdata/cluster-scope-rbac.yaml"
 // rbacTimeout bounds the wait until the applied RBAC authorizes the edge;
 // the RBAC authorizer reads from informers, so it lags writes slightly.
 const rbacTimeout = 30 * time.Second
+
+// allowNodeImpersonation lets apiserver-lite's own user impersonate this
+// node (system:node:<name> in system:nodes) and nothing else, as
+// configs/sync-scopes.md documents for cluster scope.
+func (c *Cluster) allowNodeImpersonation() {
+	c.t.Helper()
+	ctx := c.t.Context()
+	name := "apiserver-lite:impersonate-node:" + c.NodeName
+	role := &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: name}, Rules: []rbacv1.PolicyRule{
+		{APIGroups: []string{""}, Resources: []string{"users"}, Verbs: []string{"impersonate"},
+			ResourceNames: []string{fmt.Sprintf(nodeUserFmt, c.NodeName)}},
+		{APIGroups: []string{""}, Resources: []string{"groups"}, Verbs: []string{"impersonate"},
+			ResourceNames: []string{nodeGroup}},
+	}}
+	if _, err := c.Admin.RbacV1().ClusterRoles().Create(ctx, role, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		c.t.Fatalf("create %s: %v", name, err)
+	}
+	binding := &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: name},
+		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: name},
+		Subjects: []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: "User", Name: fmt.Sprintf(edgeUserFmt, c.NodeName)}}}
+	if _, err := c.Admin.RbacV1().ClusterRoleBindings().Create(ctx, binding, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		c.t.Fatalf("create %s: %v", name, err)
+	}
+}
 
 // rootCAConfigMap is the ConfigMap the root-ca-cert publisher controller
 // would create in every namespace; pods mount it through kube-api-access.
@@ -37,18 +62,21 @@ func (c *Cluster) applyRBAC() {
 	if out, err := c.KubectlCloud("apply", "-f", filepath.Join(root, rbacManifest)); err != nil {
 		c.t.Fatalf("apply %s: %v\n%s", rbacManifest, err, out)
 	}
-	review := &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{
-		User:               fmt.Sprintf(edgeUserFmt, c.NodeName),
-		Groups:             []string{edgeGroup, "system:authenticated"},
-		ResourceAttributes: &authorizationv1.ResourceAttributes{Verb: "watch", Resource: "configmaps"},
-	}}
+	c.allowNodeImpersonation()
+	user := fmt.Sprintf(edgeUserFmt, c.NodeName)
+	reviews := []*authorizationv1.ResourceAttributes{{Verb: "watch", Resource: "configmaps"},
+		{Verb: "impersonate", Resource: "users", Name: fmt.Sprintf(nodeUserFmt, c.NodeName)}}
 	check := func(ctx context.Context) error {
-		got, err := c.Admin.AuthorizationV1().SubjectAccessReviews().Create(ctx, review, metav1.CreateOptions{})
-		if err != nil {
-			return err
-		}
-		if !got.Status.Allowed {
-			return fmt.Errorf("%s may not watch configmaps: %s", review.Spec.User, got.Status.Reason)
+		for _, ra := range reviews {
+			review := &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{
+				User: user, Groups: []string{edgeGroup, "system:authenticated"}, ResourceAttributes: ra}}
+			got, err := c.Admin.AuthorizationV1().SubjectAccessReviews().Create(ctx, review, metav1.CreateOptions{})
+			if err != nil {
+				return err
+			}
+			if !got.Status.Allowed {
+				return fmt.Errorf("%s may not %s %s: %s", user, ra.Verb, ra.Resource, got.Status.Reason)
+			}
 		}
 		return nil
 	}
