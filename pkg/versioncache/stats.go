@@ -6,8 +6,8 @@ type Stats struct {
 	RV      uint64 // the snapshot resourceVersion
 	Objects int    // objects in the current state
 	// Bytes is the current objects' JSON size, as the cloud sent them.
-	Bytes int64
-	Events  int    // events held in the ring
+	Bytes  int64
+	Events int // events held in the ring
 	// Watchers is the number of registered watchers.
 	Watchers int
 	// TooSlow counts watchers closed because their buffer was full, since
