@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -105,10 +106,15 @@ func serve(ctx context.Context, cfg config, res []cloudsync.Resource, store *met
 		return err
 	}
 	res = append(res, forPods...)
-	caches, err := prepareStore(ctx, cfg, res, store, log)
+	restored, nsRes, err := restoreNamespaced(ctx, store, log)
 	if err != nil {
 		return err
 	}
+	caches, err := prepareStore(ctx, cfg, append(slices.Clip(res), nsRes...), store, log)
+	if err != nil {
+		return err
+	}
+	caches, restored = splitRestored(caches, len(res), restored)
 	link, err := newLink(cfg, cloud, conns, log)
 	if err != nil {
 		return err
@@ -138,15 +144,21 @@ func serve(ctx context.Context, cfg config, res []cloudsync.Resource, store *met
 	if err != nil {
 		return err
 	}
+	nsHeld, err := newNamespaced(cfg, nsHoldingsDeps{holdingsDeps: holdingsDeps{cloud: cloud, conns: conns, cl: clients,
+		store: store, link: link, obs: obs, log: log, res: res, caches: caches}, restored: restored, version: version})
+	if err != nil {
+		return err
+	}
+	o.ObserveNamespaced(nsHeld)
 	handler, err := listwatch.New(listwatch.Config{Caches: caches, Cloud: cloud, CloudConnected: link.Connected, Logger: log,
 		Version: version, Scopes: syncScopes(res), HeldFor: o.HeldFor, View: kubernetesServiceView(cfg, log)})
 	if err != nil {
 		return fmt.Errorf("local api: %w", err)
 	}
-	api := holding.WithStoredAnswers(handler, res, store, tokens, caches, cfg.NodeName, link, log)
+	api := holding.WithStoredAnswers(routeNamespaced(nsHeld, handler), res, store, tokens, caches, cfg.NodeName, link, log)
 	doors, err := openDoors(cfg, doorDeps{handler: func(door string) http.Handler { return o.Handler(api, door) },
 		cloud: cloud, caches: caches, store: store, link: link, log: log, clusterScope: scope == holding.ScopeCluster,
-		keySealer: st.sealer, holdings: holdingsOf(held)})
+		keySealer: st.sealer, holdings: allHoldings(held, nsHeld)})
 	if err != nil {
 		return err
 	}
@@ -158,7 +170,7 @@ func serve(ctx context.Context, cfg config, res []cloudsync.Resource, store *met
 	log.Info("serving", "node", cfg.NodeName, "resources", len(res))
 	gate := newScopeGate(scopeChecker, log)
 	runs := []func(context.Context) error{gate.run, version.Run, link.Run, atrest.StoredPruner(store, tokens, o.Clock(), cfg.OfflineAuthzGrace, log)}
-	for _, r := range append(syncRunners(syncers), demand, runnerOf(held)) {
+	for _, r := range append(syncRunners(syncers), demand, runnerOf(held), nsRunnerOf(nsHeld)) {
 		if r != nil {
 			runs = append(runs, gate.hold(r))
 		}

@@ -25,7 +25,10 @@ func InspectDataDir(ctx context.Context, path string) (Status, error) {
 		doc.Resources = append(doc.Resources, ResourceStatus{Resource: labelOfKey(r.Key), Key: r.Key,
 			ResourceVersion: r.Watermark, Ready: r.Watermark > 0, Objects: r.Objects})
 	}
-	return doc, addStoredOwners(ctx, path, &doc)
+	if err := addStoredOwners(ctx, path, &doc); err != nil {
+		return Status{}, err
+	}
+	return doc, addStoredNamespaced(ctx, path, &doc)
 }
 
 // addStoredOwners names, for each resource held for pods in doc, the

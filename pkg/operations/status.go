@@ -18,6 +18,8 @@ type Status struct {
 	Integrity       string           `json:"integrity,omitempty"`
 	LastCommitError string           `json:"lastCommitError,omitempty"`
 	Resources       []ResourceStatus `json:"resources"`
+	// Holdings are the resources held in a namespace for its pods.
+	Holdings []HoldingStatus `json:"namespacedHoldings,omitempty"`
 }
 
 // ResourceStatus is one resource's line of a Status.
@@ -61,6 +63,7 @@ func (o *View) status() Status {
 		rs.ForPods, rs.HeldFor = o.res[i].ForPods, o.HeldFor(o.res[i].GVR)
 		doc.Resources = append(doc.Resources, rs)
 	}
+	doc.Holdings = o.namespacedStatus()
 	return doc
 }
 

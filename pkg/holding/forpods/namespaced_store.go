@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/url"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/apiserver-lite/apiserver-lite/pkg/cloudsync"
@@ -164,4 +166,35 @@ func nsServiceAccountsLocked(h *nsHolding) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// NamespacedOwnersKey is the meta key of the owners of the namespaced
+// holding with resource key resource; inspect reads it. It is "" for a
+// key that is not a namespaced holding's.
+func NamespacedOwnersKey(resource string) string {
+	_, q, _ := strings.Cut(resource, "?")
+	v, err := url.ParseQuery(q)
+	if err != nil || v.Get("forPods") != "true" || v.Get("namespace") == "" {
+		return ""
+	}
+	return nsOwnersKey(resource)
+}
+
+// StoredNamespacedHolding reports a stopped daemon's namespaced holding of
+// resource key key from its stored owners (value); false for a value
+// that does not parse.
+func StoredNamespacedHolding(key string, value []byte) (NamespacedHolding, bool) {
+	var s storedNamespaced
+	if json.Unmarshal(value, &s) != nil {
+		return NamespacedHolding{}, false
+	}
+	h := &nsHolding{owners: map[string]auth.Pod{}}
+	out := NamespacedHolding{Resource: s.Group + "/" + s.Version + "/" + s.Resource, Namespace: s.Namespace, Key: key,
+		Scope: ScopeNamespace}
+	for _, p := range s.Owners {
+		h.owners[p.UID] = p
+		out.Pods = append(out.Pods, p.Namespace+"/"+p.Name)
+	}
+	out.ServiceAccounts = nsServiceAccountsLocked(h)
+	return out, true
 }
