@@ -135,7 +135,7 @@ func (r *nsRig) start(t *testing.T) {
 // held reports whether gvr is held and synced in ns.
 func (r *nsRig) held(gvr schema.GroupVersionResource, ns string) bool {
 	for _, h := range r.m.Report() {
-		if h.Namespace == ns && h.Resource == gvr.Group+"/"+gvr.Version+"/"+gvr.Resource {
+		if h.Namespace == ns && h.Resource == gvrString(gvr) {
 			return h.Held && h.Objects >= 0
 		}
 	}

@@ -40,7 +40,7 @@ func (m *Namespaced) Report() []NamespacedHolding {
 	out := make([]NamespacedHolding, 0, len(m.byKey))
 	for k, h := range m.byKey {
 		st := h.cache.Stats()
-		r := NamespacedHolding{Resource: k.gvr.Group + "/" + k.gvr.Version + "/" + k.gvr.Resource, Namespace: k.ns,
+		r := NamespacedHolding{Resource: gvrString(k.gvr), Namespace: k.ns,
 			Key: h.res.Key(), Scope: ScopeNamespace, Held: h.run != nil, Stopped: h.stopped,
 			ServiceAccounts: nsServiceAccountsLocked(h), Objects: st.Objects, Bytes: st.Bytes}
 		if r.Held {
@@ -54,6 +54,15 @@ func (m *Namespaced) Report() []NamespacedHolding {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Key < out[j].Key })
 	return out
+}
+
+// gvrString spells gvr as pod-identity-resources does: group/version/
+// resource, version/resource for the core group.
+func gvrString(gvr schema.GroupVersionResource) string {
+	if gvr.Group == "" {
+		return gvr.Version + "/" + gvr.Resource
+	}
+	return gvr.Group + "/" + gvr.Version + "/" + gvr.Resource
 }
 
 // Route serves a caller's request for a resource held in its namespace

@@ -189,7 +189,8 @@ func StoredNamespacedHolding(key string, value []byte) (NamespacedHolding, bool)
 		return NamespacedHolding{}, false
 	}
 	h := &nsHolding{owners: map[string]auth.Pod{}}
-	out := NamespacedHolding{Resource: s.Group + "/" + s.Version + "/" + s.Resource, Namespace: s.Namespace, Key: key,
+	gvr := schema.GroupVersionResource{Group: s.Group, Version: s.Version, Resource: s.Resource}
+	out := NamespacedHolding{Resource: gvrString(gvr), Namespace: s.Namespace, Key: key,
 		Scope: ScopeNamespace}
 	for _, p := range s.Owners {
 		h.owners[p.UID] = p
