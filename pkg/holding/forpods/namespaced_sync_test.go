@@ -102,8 +102,10 @@ func (s *nopStore) Reset(context.Context, string, []metastore.Object, uint64) er
 	return nil
 }
 
-func (s *nopStore) Load(context.Context, string) ([]metastore.Object, uint64, error) { return nil, 0, nil }
-func (s *nopStore) PutMeta(context.Context, string, []byte) error                    { return nil }
+func (s *nopStore) Load(context.Context, string) ([]metastore.Object, uint64, error) {
+	return nil, 0, nil
+}
+func (s *nopStore) PutMeta(context.Context, string, []byte) error { return nil }
 
 // A commit past the guard is never written and ends the sync; a batch
 // that only shrinks the holding always is.
