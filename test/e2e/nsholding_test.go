@@ -105,15 +105,17 @@ func syncOperator(t *testing.T, c *framework.Cluster, ns, token string) operator
 	cs := kubernetes.NewForConfigOrDie(cfg)
 	dyn := dynamic.NewForConfigOrDie(cfg)
 	ctx, cancel := context.WithTimeout(t.Context(), componentSyncTimeout)
-	defer cancel()
 	typed := informers.NewSharedInformerFactoryWithOptions(cs, 0, informers.WithNamespace(ns))
 	cms := typed.Core().V1().ConfigMaps().Informer()
 	dynf := dynamicinformer.NewFilteredDynamicSharedInformerFactory(dyn, 0, ns, nil)
 	widgets := dynf.ForResource(widgetsGVR).Informer()
 	typed.Start(ctx.Done())
 	dynf.Start(ctx.Done())
-	defer typed.Shutdown()
-	defer dynf.Shutdown()
+	defer func() { // stop the informers, then wait for them
+		cancel()
+		typed.Shutdown()
+		dynf.Shutdown()
+	}()
 	if !cache.WaitForCacheSync(ctx.Done(), cms.HasSynced, widgets.HasSynced) {
 		t.Fatalf("informers in %s did not sync within %s\n%s", ns, componentSyncTimeout, tail(c.EdgeProcess().Tail(40), 40))
 	}
