@@ -108,6 +108,23 @@ func newNamespaced(cfg config, d nsHoldingsDeps) (*forpods.Namespaced, error) {
 	}), nil
 }
 
+// atTotalBytes reports whether the holdings for pods hold
+// pod-identity-max-bytes: the namespaced holdings' answer once *ns is set,
+// else the cluster-wide holdings' bytes alone.
+func atTotalBytes(cfg config, res []cloudsync.Resource, caches []*versioncache.Cache, ns **forpods.Namespaced) func() bool {
+	cluster := clusterHeldBytes(res, caches)
+	caps, err := cfg.caps()
+	if err != nil {
+		return nil // refused by validate
+	}
+	return func() bool {
+		if *ns != nil {
+			return (*ns).AtTotalBytes()
+		}
+		return cluster() >= caps.TotalBytes
+	}
+}
+
 // namespacedAPI builds the local API of one namespaced holding: its cache
 // in its namespace, everything else forwarded as the main API does.
 func namespacedAPI(d nsHoldingsDeps) func(*versioncache.Cache, string) (http.Handler, error) {

@@ -16,6 +16,7 @@ import (
 	"github.com/apiserver-lite/apiserver-lite/pkg/atrest"
 	"github.com/apiserver-lite/apiserver-lite/pkg/cloudsync"
 	"github.com/apiserver-lite/apiserver-lite/pkg/holding"
+	"github.com/apiserver-lite/apiserver-lite/pkg/holding/forpods"
 	"github.com/apiserver-lite/apiserver-lite/pkg/listwatch"
 	"github.com/apiserver-lite/apiserver-lite/pkg/metastore"
 	"github.com/apiserver-lite/apiserver-lite/pkg/operations"
@@ -134,8 +135,9 @@ func serve(ctx context.Context, cfg config, res []cloudsync.Resource, store *met
 	if err != nil {
 		return err
 	}
+	var nsHeld *forpods.Namespaced // set below; read only once serving
 	held, err := newHoldings(cfg, holdingsDeps{cloud: cloud, conns: conns, cl: clients, store: store, link: link,
-		obs: obs, log: log, res: res, caches: caches})
+		obs: obs, log: log, res: res, caches: caches, atTotal: atTotalBytes(cfg, res, caches, &nsHeld)})
 	if err != nil {
 		return err
 	}
@@ -144,7 +146,7 @@ func serve(ctx context.Context, cfg config, res []cloudsync.Resource, store *met
 	if err != nil {
 		return err
 	}
-	nsHeld, err := newNamespaced(cfg, nsHoldingsDeps{holdingsDeps: holdingsDeps{cloud: cloud, conns: conns, cl: clients,
+	nsHeld, err = newNamespaced(cfg, nsHoldingsDeps{holdingsDeps: holdingsDeps{cloud: cloud, conns: conns, cl: clients,
 		store: store, link: link, obs: obs, log: log, res: res, caches: caches}, restored: restored, version: version})
 	if err != nil {
 		return err

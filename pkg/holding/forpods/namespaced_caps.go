@@ -86,6 +86,19 @@ func (m *Namespaced) atCapLocked(ns string, h *nsHolding) string {
 	return m.overLocked(ns, h, usage{}, true)
 }
 
+// AtTotalBytes reports whether every holding for pods together, the
+// cluster-wide ones' bytes included, reaches the total cap; the
+// cluster-wide holdings start none then.
+func (m *Namespaced) AtTotalBytes() bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	total := m.usageLocked("", nil).bytes
+	if m.cfg.Caps.ClusterBytes != nil {
+		total += m.cfg.Caps.ClusterBytes()
+	}
+	return total >= m.cfg.Caps.TotalBytes
+}
+
 // guard is h's Guard: the sync may commit what keeps every cap.
 func (m *Namespaced) guard(h *nsHolding) Guard {
 	return func(objects int, bytes int64) error {
