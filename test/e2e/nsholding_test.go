@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/dynamic/dynamicinformer"
 	"k8s.io/client-go/informers"
@@ -29,6 +31,10 @@ const (
 	operatorConfigMaps = 3
 	tenantConfigMaps   = nsCapObjects + 2
 )
+
+// crdGoneTimeout bounds how long a holding takes to stop once its CRD is
+// deleted: the cloud ends its watch, the re-watch gets 404.
+const crdGoneTimeout = 30 * time.Second
 
 // readyzNSCheck prefixes the /readyz?verbose note of a namespaced holding,
 // "held-in-namespace:<ns>/<group>/<version>/<resource>".
@@ -64,6 +70,7 @@ func TestNamespacedHoldings(t *testing.T) {
 		}
 		checkNSHeld(t, c, operatorNS, "v1/configmaps", operatorNS+"/operator")
 		checkNSHeld(t, c, operatorNS, widgetsGVR.Group+"/v1/widgets", operatorNS+"/operator")
+		checkNodeNotWidened(t, c)
 	})
 	t.Run("tenant past its cap", func(t *testing.T) {
 		tenant := syncOperator(t, c, tenantNS, tenantToken)
@@ -88,6 +95,45 @@ func TestNamespacedHoldings(t *testing.T) {
 			t.Errorf("offline: got %+v, want the online objects %+v", got, online)
 		}
 	})
+	c.StartCloud()
+	t.Run("CRD deleted", func(t *testing.T) { checkCRDDeletedStops(t, c, opToken) })
+}
+
+// checkNodeNotWidened wants the node's own identity, at the same door,
+// still refused a list of the operator's ConfigMaps (the Node authorizer
+// allows only referenced ones): a namespaced holding never widens the
+// node's view.
+func checkNodeNotWidened(t *testing.T, c *framework.Cluster) {
+	t.Helper()
+	_, err := kubernetes.NewForConfigOrDie(c.KubeletConfig()).CoreV1().ConfigMaps(operatorNS).List(t.Context(), metav1.ListOptions{})
+	if !apierrors.IsForbidden(err) {
+		t.Errorf("the node's list of %s's configmaps: got %v, want 403", operatorNS, err)
+	}
+}
+
+// checkCRDDeletedStops deletes the widgets CRD with the cloud up and wants
+// the holding of widgets stopped within crdGoneTimeout and the operator's
+// list answered by the cloud: 404.
+func checkCRDDeletedStops(t *testing.T, c *framework.Cluster, token string) {
+	t.Helper()
+	name := widgetsGVR.Resource + "." + widgetsGVR.Group
+	if err := dynamic.NewForConfigOrDie(c.AdminConfig).Resource(crdGVR).Delete(t.Context(), name, metav1.DeleteOptions{}); err != nil {
+		t.Fatalf("delete CRD: %v", err)
+	}
+	cfg := c.DoorConfig()
+	cfg.BearerToken = token
+	widgets := dynamic.NewForConfigOrDie(cfg).Resource(widgetsGVR).Namespace(operatorNS)
+	_, err := eventually(t.Context(), crdGoneTimeout, func() (string, error) {
+		line := readyzNSLine(readyzVerbose(t, c), operatorNS+"/"+widgetsGVR.Group+"/v1/widgets")
+		_, lerr := widgets.List(t.Context(), metav1.ListOptions{})
+		if (line != "" && !strings.Contains(line, "stopped")) || !apierrors.IsNotFound(lerr) {
+			return "", fmt.Errorf("holding %q, the operator's list got %v; want the holding stopped or dropped and the cloud's 404", line, lerr)
+		}
+		return "", nil
+	})
+	if err != nil {
+		t.Errorf("after the CRD's deletion: %v\n%s", err, c.EdgeProcess().Tail(20))
+	}
 }
 
 // operatorView is what an operator's informers hold: names, sorted.
