@@ -119,8 +119,11 @@ func NewNamespaced(cfg NamespacedConfig) *Namespaced {
 			api = nil
 		}
 		h := &nsHolding{res: r.Resource, cache: r.Cache, api: api, owners: map[string]auth.Pod{}}
+		// Without owners the holding is dropped after the grace: one that
+		// cannot be served, or of secrets no longer allowed.
+		allowed := api != nil && (r.Resource.GVR != secretsGVR || cfg.Secrets)
 		for _, p := range r.Owners {
-			if api != nil && p.UID != "" && p.Namespace == r.Resource.Namespace {
+			if allowed && p.UID != "" && p.Namespace == r.Resource.Namespace {
 				h.owners[p.UID] = p
 			}
 		}

@@ -6,8 +6,10 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/apiserver-lite/apiserver-lite/pkg/cloudsync"
 	"github.com/apiserver-lite/apiserver-lite/pkg/listwatch/auth"
 	"github.com/apiserver-lite/apiserver-lite/pkg/listwatch/requestinfo"
+	"github.com/apiserver-lite/apiserver-lite/pkg/versioncache"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
@@ -200,4 +202,34 @@ func (l memLister) MetaWithPrefix(_ context.Context, prefix string) (map[string]
 		}
 	}
 	return out, nil
+}
+
+// A restart resumes a stored holding that still has an owner on the node,
+// and drops one of secrets once pod-identity-resources no longer lists
+// them.
+func TestNamespacedRestoredHoldings(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		gvr      schema.GroupVersionResource
+		secrets  bool
+		wantHeld bool
+	}{
+		{"configmaps", cmGVR, false, true},
+		{"secrets still listed", secretsGVR, true, true},
+		{"secrets no longer listed", secretsGVR, false, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := newNSRig(t, noCaps, tc.secrets, opPod)
+			res := cloudsync.Resource{GVR: tc.gvr, Namespace: "app", ForPods: true}
+			restored := RestoredHolding{Resource: res, Owners: []auth.Pod{opPod}, Cache: versioncache.New(tc.gvr, 0)}
+			cfg := r.m.cfg
+			cfg.Restored = []RestoredHolding{restored}
+			r.m = NewNamespaced(cfg)
+			r.start(t)
+			r.m.reconcile(context.Background())
+			if got := r.held(tc.gvr, "app"); got != tc.wantHeld {
+				t.Errorf("got held %v, want %v", got, tc.wantHeld)
+			}
+		})
+	}
 }
