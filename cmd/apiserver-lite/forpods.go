@@ -57,8 +57,6 @@ type holdingsDeps struct {
 	log    *slog.Logger
 	res    []cloudsync.Resource
 	caches []*versioncache.Cache
-	// atTotal reports whether pod-identity-max-bytes are held.
-	atTotal func() bool
 }
 
 // newHoldings wires the holdings for pods of res's ForPods resources; nil
@@ -81,7 +79,7 @@ func newHoldings(cfg config, d holdingsDeps) (*forpods.Holdings, error) {
 	if err != nil {
 		return nil, err
 	}
-	return forpods.New(forpods.Config{Resources: held, Max: cfg.PodIdentityMaxResources, AtTotalBytes: d.atTotal, Pods: pods,
+	return forpods.New(forpods.Config{Resources: held, Max: cfg.PodIdentityMaxResources, Pods: pods,
 		PodPresent: holding.HeldPod(d.caches), Mint: mint, Store: d.store, Connected: d.link.Connected, Logger: d.log,
 		Sync: forpods.CloudSync(forpods.SyncDeps{Cloud: d.cloud, Conns: d.conns, Discovery: d.cl.disc,
 			Store: operations.ObservedStore{Store: d.store, Observer: d.obs}, Link: d.link, Observer: d.obs, Logger: d.log}),

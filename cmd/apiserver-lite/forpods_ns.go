@@ -76,21 +76,24 @@ func byteQuantity(flag, v string) (int64, error) {
 type nsHoldingsDeps struct {
 	holdingsDeps
 	restored []forpods.RestoredHolding // with their caches
-	version  listwatch.VersionSource
 }
 
-// newNamespaced wires the namespaced holdings; nil when the node's pods
+// newNamespaced wires the namespaced holdings, and the total cap of the
+// cluster-wide ones (cluster, which may be nil); nil when the node's pods
 // are not synced or pod-identity-namespace-max-objects is 0.
-func newNamespaced(cfg config, d nsHoldingsDeps) (*forpods.Namespaced, error) {
-	pods := podsCache(d.res, d.caches)
-	if pods == nil || cfg.PodIdentityNamespaceMaxObjects == 0 {
-		return nil, nil
-	}
+func newNamespaced(cfg config, d nsHoldingsDeps, cluster *forpods.Holdings) (*forpods.Namespaced, error) {
 	caps, err := cfg.caps()
 	if err != nil {
 		return nil, err
 	}
 	caps.ClusterBytes = clusterHeldBytes(d.res, d.caches)
+	pods := podsCache(d.res, d.caches)
+	if pods == nil || cfg.PodIdentityNamespaceMaxObjects == 0 {
+		if cluster != nil {
+			cluster.LimitTotalBytes(func() bool { return caps.ClusterBytes() >= caps.TotalBytes })
+		}
+		return nil, nil
+	}
 	mint, err := forpods.NodeMinter(d.cloud)
 	if err != nil {
 		return nil, err
@@ -99,38 +102,26 @@ func newNamespaced(cfg config, d nsHoldingsDeps) (*forpods.Namespaced, error) {
 		gvr, err := holding.ParseGVR(s)
 		return err == nil && gvr == schema.GroupVersionResource{Version: "v1", Resource: "secrets"}
 	})
-	return forpods.NewNamespaced(forpods.NamespacedConfig{Secrets: secrets, Covered: coveredBy(d.res, d.caches),
+	ns := forpods.NewNamespaced(forpods.NamespacedConfig{Secrets: secrets, Covered: coveredBy(d.res, d.caches),
 		MaxPerNamespace: cfg.PodIdentityMaxResources, Caps: caps, Restored: d.restored, CacheSize: cfg.WatchCacheSize,
-		Pods: pods, PodPresent: holding.HeldPod(d.caches), Mint: mint, Store: d.store, Connected: d.link.Connected,
-		Logger: d.log, API: namespacedAPI(d),
+		Pods: pods, PodPresent: holding.HeldPod([]*versioncache.Cache{pods}), Mint: mint, Store: d.store,
+		Connected: d.link.Connected, Logger: d.log, API: namespacedAPI(d),
 		Sync: forpods.NamespacedCloudSync(forpods.SyncDeps{Cloud: d.cloud, Conns: d.conns,
 			Store: operations.ObservedStore{Store: d.store, Observer: d.obs}, Link: d.link, Observer: d.obs, Logger: d.log}),
-	}), nil
-}
-
-// atTotalBytes reports whether the holdings for pods hold
-// pod-identity-max-bytes: the namespaced holdings' answer once *ns is set,
-// else the cluster-wide holdings' bytes alone.
-func atTotalBytes(cfg config, res []cloudsync.Resource, caches []*versioncache.Cache, ns **forpods.Namespaced) func() bool {
-	cluster := clusterHeldBytes(res, caches)
-	caps, err := cfg.caps()
-	if err != nil {
-		return nil // refused by validate
+	})
+	if cluster != nil {
+		cluster.LimitTotalBytes(ns.AtTotalBytes)
 	}
-	return func() bool {
-		if *ns != nil {
-			return (*ns).AtTotalBytes()
-		}
-		return cluster() >= caps.TotalBytes
-	}
+	return ns, nil
 }
 
 // namespacedAPI builds the local API of one namespaced holding: its cache
-// in its namespace, everything else forwarded as the main API does.
+// in its namespace, everything else forwarded as the main API does. It
+// serves resource requests only, so it needs no version source.
 func namespacedAPI(d nsHoldingsDeps) func(*versioncache.Cache, string) (http.Handler, error) {
 	return func(c *versioncache.Cache, ns string) (http.Handler, error) {
 		return listwatch.New(listwatch.Config{Caches: []*versioncache.Cache{c}, Cloud: d.cloud,
-			CloudConnected: d.link.Connected, Logger: d.log, Version: d.version,
+			CloudConnected: d.link.Connected, Logger: d.log,
 			Scopes: map[schema.GroupVersionResource]listwatch.Scope{c.GVR(): {Namespace: ns, OnRequest: true}}})
 	}
 }

@@ -16,7 +16,6 @@ import (
 	"github.com/apiserver-lite/apiserver-lite/pkg/atrest"
 	"github.com/apiserver-lite/apiserver-lite/pkg/cloudsync"
 	"github.com/apiserver-lite/apiserver-lite/pkg/holding"
-	"github.com/apiserver-lite/apiserver-lite/pkg/holding/forpods"
 	"github.com/apiserver-lite/apiserver-lite/pkg/listwatch"
 	"github.com/apiserver-lite/apiserver-lite/pkg/metastore"
 	"github.com/apiserver-lite/apiserver-lite/pkg/operations"
@@ -135,29 +134,29 @@ func serve(ctx context.Context, cfg config, res []cloudsync.Resource, store *met
 	if err != nil {
 		return err
 	}
-	var nsHeld *forpods.Namespaced // set below; read only once serving
 	held, err := newHoldings(cfg, holdingsDeps{cloud: cloud, conns: conns, cl: clients, store: store, link: link,
-		obs: obs, log: log, res: res, caches: caches, atTotal: atTotalBytes(cfg, res, caches, &nsHeld)})
+		obs: obs, log: log, res: res, caches: caches})
 	if err != nil {
 		return err
 	}
 	o.ObserveHoldings(held)
-	version, err := newVersionKeeper(ctx, clients, store, log)
-	if err != nil {
-		return err
-	}
-	nsHeld, err = newNamespaced(cfg, nsHoldingsDeps{holdingsDeps: holdingsDeps{cloud: cloud, conns: conns, cl: clients,
-		store: store, link: link, obs: obs, log: log, res: res, caches: caches}, restored: restored, version: version})
+	nsHeld, err := newNamespaced(cfg, nsHoldingsDeps{holdingsDeps: holdingsDeps{cloud: cloud, conns: conns, cl: clients,
+		store: store, link: link, obs: obs, log: log, res: res, caches: caches}, restored: restored}, held)
 	if err != nil {
 		return err
 	}
 	o.ObserveNamespaced(nsHeld)
+	version, err := newVersionKeeper(ctx, clients, store, log)
+	if err != nil {
+		return err
+	}
 	handler, err := listwatch.New(listwatch.Config{Caches: caches, Cloud: cloud, CloudConnected: link.Connected, Logger: log,
 		Version: version, Scopes: syncScopes(res), HeldFor: o.HeldFor, View: kubernetesServiceView(cfg, log)})
 	if err != nil {
 		return fmt.Errorf("local api: %w", err)
 	}
-	api := holding.WithStoredAnswers(routeNamespaced(nsHeld, handler), res, store, tokens, caches, cfg.NodeName, link, log)
+	api := holding.WithStoredAnswers(handler, res, store, tokens, caches, cfg.NodeName, link, log)
+	api = routeNamespaced(nsHeld, api)
 	doors, err := openDoors(cfg, doorDeps{handler: func(door string) http.Handler { return o.Handler(api, door) },
 		cloud: cloud, caches: caches, store: store, link: link, log: log, clusterScope: scope == holding.ScopeCluster,
 		keySealer: st.sealer, holdings: allHoldings(held, nsHeld)})

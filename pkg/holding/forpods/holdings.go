@@ -31,20 +31,22 @@ const (
 type Config struct {
 	Resources []Held
 	// Max bounds the resources held at once; 0 holds none.
-	Max int
-	// AtTotalBytes reports whether all holdings for pods hold
-	// pod-identity-max-bytes already: no holding starts then. nil never.
-	AtTotalBytes func() bool
-	Pods         *versioncache.Cache // the node's pods, followed for departures
-	PodPresent   PodPresent
-	Mint         Minter
-	Sync         Syncer
-	Store        Store
+	Max        int
+	Pods       *versioncache.Cache // the node's pods, followed for departures
+	PodPresent PodPresent
+	Mint       Minter
+	Sync       Syncer
+	Store      Store
 	// Connected reports whether the cloud is reachable; nil means always.
 	// While it is not, a request starting a holding does not wait for it.
 	Connected func() bool
 	Clock     clock.WithTicker
 	Logger    *slog.Logger
+
+	// AtTotalBytes reports whether all holdings for pods hold
+	// pod-identity-max-bytes already: no holding starts then. nil never.
+	// Guarded by Holdings.mu once New returned (see LimitTotalBytes).
+	AtTotalBytes func() bool
 }
 
 // Holdings are the resources held for the node's pods' identities. It

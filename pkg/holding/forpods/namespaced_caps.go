@@ -132,3 +132,11 @@ func (m *Namespaced) enforceCapsLocked() {
 		}
 	}
 }
+
+// LimitTotalBytes makes m start no holding while at reports that all
+// holdings for pods hold pod-identity-max-bytes. Call it before Run.
+func (m *Holdings) LimitTotalBytes(at func() bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.cfg.AtTotalBytes = at
+}
