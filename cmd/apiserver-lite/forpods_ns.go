@@ -17,6 +17,7 @@ import (
 	"github.com/spf13/pflag"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/rest"
 )
 
 // nsHoldingsConfig are the caps on what is held for pods. Keys in the
@@ -105,7 +106,7 @@ func newNamespaced(cfg config, d nsHoldingsDeps, cluster *forpods.Holdings) (*fo
 	ns := forpods.NewNamespaced(forpods.NamespacedConfig{Secrets: secrets, Covered: coveredBy(d.res, d.caches),
 		MaxPerNamespace: cfg.PodIdentityMaxResources, Caps: caps, Restored: d.restored, CacheSize: cfg.WatchCacheSize,
 		Pods: pods, PodPresent: holding.HeldPod([]*versioncache.Cache{pods}), Mint: mint, Store: d.store,
-		Connected: d.link.Connected, Logger: d.log, API: namespacedAPI(d),
+		Connected: d.link.Connected, Logger: d.log, API: namespacedAPI(d.cloud, d.link.Connected, d.log),
 		Sync: forpods.NamespacedCloudSync(forpods.SyncDeps{Cloud: d.cloud, Conns: d.conns,
 			Store: operations.ObservedStore{Store: d.store, Observer: d.obs}, Link: d.link, Observer: d.obs, Logger: d.log}),
 	})
@@ -118,10 +119,9 @@ func newNamespaced(cfg config, d nsHoldingsDeps, cluster *forpods.Holdings) (*fo
 // namespacedAPI builds the local API of one namespaced holding: its cache
 // in its namespace, everything else forwarded as the main API does. It
 // serves resource requests only, so it needs no version source.
-func namespacedAPI(d nsHoldingsDeps) func(*versioncache.Cache, string) (http.Handler, error) {
+func namespacedAPI(cloud *rest.Config, connected func() bool, log *slog.Logger) func(*versioncache.Cache, string) (http.Handler, error) {
 	return func(c *versioncache.Cache, ns string) (http.Handler, error) {
-		return listwatch.New(listwatch.Config{Caches: []*versioncache.Cache{c}, Cloud: d.cloud,
-			CloudConnected: d.link.Connected, Logger: d.log,
+		return listwatch.New(listwatch.Config{Caches: []*versioncache.Cache{c}, Cloud: cloud, CloudConnected: connected, Logger: log,
 			Scopes: map[schema.GroupVersionResource]listwatch.Scope{c.GVR(): {Namespace: ns, OnRequest: true}}})
 	}
 }
