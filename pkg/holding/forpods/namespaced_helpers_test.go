@@ -36,8 +36,7 @@ type nsRig struct {
 	pods  *versioncache.Cache
 	store *memStore
 	clock *clocktesting.FakeClock
-	// objects is what the fake sync lists, by namespace; bytesEach pads
-	// each object's JSON.
+	// objects is how many objects the fake sync lists, by namespace.
 	mu      sync.Mutex
 	objects map[string]int       // guarded by mu
 	gone    map[nsKey]chan error // guarded by mu; a send ends that sync with the error
