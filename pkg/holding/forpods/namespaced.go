@@ -86,7 +86,7 @@ type nsHolding struct {
 	orphaned time.Time           // when it stopped while holding data; zero otherwise
 	dropping bool
 	// stopped says why the last sync stopped: "" (running, or no owner
-	// left), stopGone or stopCap.
+	// left), stopGone, stopCap or stopFailed.
 	stopped string
 	// identity is the pod whose token the sync uses, namespace/name.
 	identity string
@@ -94,8 +94,9 @@ type nsHolding struct {
 
 // Why a namespaced holding's sync stopped, as status shows it.
 const (
-	stopGone = "not served or not allowed by the cloud"
-	stopCap  = "over a cap"
+	stopGone   = "not served or not allowed by the cloud"
+	stopCap    = "over a cap"
+	stopFailed = "its sync failed"
 )
 
 // NewNamespaced returns Namespaced with cfg's restored holdings; Run

@@ -65,8 +65,11 @@ func (m *Namespaced) runWorker(ctx context.Context, h *nsHolding, w *nsWorker, p
 		if h.run == w {
 			m.stopLocked(h, stopGone, goneRetry)
 		}
-	default:
+	default: // never left marked running: its data would go stale
 		m.log.Error("sync of a namespaced holding stopped", "resource", h.res.Key(), "err", err)
+		if h.run == w {
+			m.stopLocked(h, stopFailed, goneRetry)
+		}
 	}
 }
 

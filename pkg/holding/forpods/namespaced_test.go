@@ -233,3 +233,17 @@ func TestNamespacedRestoredHoldings(t *testing.T) {
 		})
 	}
 }
+
+// A sync that ends on an unexpected error is not left marked running,
+// which would serve its data stale: reads go back to the cloud.
+func TestNamespacedFailedSyncStops(t *testing.T) {
+	r := newNSRig(t, noCaps, false, opPod)
+	r.start(t)
+	r.m.Authorized(context.Background(), opPod, listIn(widgetGVR, "app"))
+	eventually(t, "the first list", func() bool { return r.held(widgetGVR, "app") })
+	r.endSync(t, widgetGVR, "app", fmt.Errorf("metadata client: boom"))
+	eventually(t, "the sync to stop", func() bool { return !r.held(widgetGVR, "app") })
+	if got := routed(r.m, "/apis/example.com/v1/namespaces/app/widgets", "pod"); got != "main" {
+		t.Errorf("after a failed sync: got %q serving, want main (forwarded)", got)
+	}
+}
