@@ -102,7 +102,7 @@ bench: build tools
 	APISERVER_LITE_TOOLS_BIN=$$(test/tools/build.sh) \
 	BENCH_REPORT=$(abspath $(BENCH_REPORT)) \
 	BENCH_SCALE=$(BENCH_SCALE) BENCH_ROUNDS=$(BENCH_ROUNDS) \
-	$(GO) test -tags e2e -count=1 -timeout $(BENCH_TIMEOUT) -run '^(TestBench|TestBenchHeld|TestBenchFlood)$$' -v ./test/bench/
+	$(GO) test -tags e2e -count=1 -timeout $(BENCH_TIMEOUT) -run '^(TestBench|TestBenchHeld|TestBenchHeldNamespace|TestBenchFlood)$$' -v ./test/bench/
 
 # The fleet benchmark: BENCH_FLEET_NODES nodes with BENCH_FLEET_PODS pods
 # each, every node's apiserver-lite against one cloud, then the same nodes'

@@ -59,9 +59,10 @@ type config struct {
 	// Secrets and stored tokens; empty keeps tokens in memory only.
 	EncryptionKeyFile string `mapstructure:"encryption-key-file"`
 
-	doorsConfig     `mapstructure:",squash"`
-	forPodsConfig   `mapstructure:",squash"`
-	bootstrapConfig `mapstructure:",squash"`
+	doorsConfig      `mapstructure:",squash"`
+	forPodsConfig    `mapstructure:",squash"`
+	nsHoldingsConfig `mapstructure:",squash"`
+	bootstrapConfig  `mapstructure:",squash"`
 }
 
 // resourceConfig is one entry of the resources list. Selectors may use
@@ -128,6 +129,7 @@ func newFlagSet() *pflag.FlagSet {
 	fs.Int("gc-percent", 0, fmt.Sprintf("Go GC percent as GOGC (-1: off); 0: GOGC when set, else %d", defaultGCPercent))
 	addDoorFlags(fs)
 	addForPodsFlags(fs)
+	addNSHoldingsFlags(fs)
 	addBootstrapFlags(fs)
 	fs.String("encryption-key-file", "", "file of 32 random bytes (apiserver-lite keygen) that encrypts Secrets and stored tokens at rest; "+
 		"keep it outside data-dir, e.g. a systemd LoadCredentialEncrypted= credential. Empty: tokens in memory only")

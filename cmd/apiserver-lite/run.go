@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -107,10 +108,15 @@ func serve(ctx context.Context, cfg config, res []cloudsync.Resource, store *met
 		return err
 	}
 	res = append(res, forPods...)
-	caches, err := startup.Prepare(ctx, store, storedResources(res), cfg.NodeName, cfg.WatchCacheSize, log)
+	restored, nsRes, err := restoreNamespaced(ctx, store, log)
 	if err != nil {
 		return err
 	}
+	caches, err := startup.Prepare(ctx, store, storedResources(append(slices.Clip(res), nsRes...)), cfg.NodeName, cfg.WatchCacheSize, log)
+	if err != nil {
+		return err
+	}
+	caches, restored = splitRestored(caches, len(res), restored)
 	link, err := newLink(cfg, cloud, conns, log)
 	if err != nil {
 		return err
@@ -136,6 +142,12 @@ func serve(ctx context.Context, cfg config, res []cloudsync.Resource, store *met
 		return err
 	}
 	o.ObserveHoldings(held)
+	nsHeld, err := newNamespaced(cfg, nsHoldingsDeps{holdingsDeps: holdingsDeps{cloud: cloud, conns: conns, cl: clients,
+		store: store, link: link, obs: obs, log: log, res: res, caches: caches}, restored: restored}, held)
+	if err != nil {
+		return err
+	}
+	o.ObserveNamespaced(nsHeld)
 	version, err := newVersionKeeper(ctx, clients, store, log)
 	if err != nil {
 		return err
@@ -146,13 +158,14 @@ func serve(ctx context.Context, cfg config, res []cloudsync.Resource, store *met
 		return fmt.Errorf("local api: %w", err)
 	}
 	api := offline.WithStoredAnswers(handler, res, offline.MetaStore{Store: store}, tokens, caches, cfg.NodeName, link, log)
+	api = routeNamespaced(nsHeld, api)
 	verifier, err := newTokenVerifier(ctx, cfg, cloud, caches, offline.MetaStore{Store: store}, log)
 	if err != nil {
 		return err
 	}
 	doors, err := openDoors(cfg, doorDeps{handler: func(door string) http.Handler { return o.Handler(api, door) },
 		cloud: cloud, caches: caches, res: res, store: store, link: link, log: log, clusterScope: scope == holding.ScopeCluster,
-		keySealer: st.sealer, holdings: holdingsOf(held), local: localVerifier(verifier)})
+		keySealer: st.sealer, holdings: allHoldings(held, nsHeld), local: localVerifier(verifier)})
 	if err != nil {
 		return err
 	}
@@ -164,7 +177,7 @@ func serve(ctx context.Context, cfg config, res []cloudsync.Resource, store *met
 	log.Info("serving", "node", cfg.NodeName, "resources", len(res))
 	gate := holding.NewGate(scopeChecker, log)
 	runs := []func(context.Context) error{gate.Run, version.Run, link.Run, atrest.StoredPruner(store, tokens, o.Clock(), cfg.OfflineAuthzGrace, log)}
-	for _, r := range append(syncRunners(syncers), demand, runnerOf(held)) {
+	for _, r := range append(syncRunners(syncers), demand, runnerOf(held), nsRunnerOf(nsHeld)) {
 		if r != nil {
 			runs = append(runs, gate.Hold(r))
 		}

@@ -76,6 +76,9 @@ func (c config) validateValues() error {
 	if err := c.forPodsConfig.validate(); err != nil {
 		errs = append(errs, err)
 	}
+	if err := c.nsHoldingsConfig.validate(); err != nil {
+		errs = append(errs, err)
+	}
 	if err := c.validateBootstrap(); err != nil {
 		errs = append(errs, err)
 	}

@@ -45,12 +45,13 @@ func TestStateSealingRefusesBadKeys(t *testing.T) {
 
 func TestSealedResource(t *testing.T) {
 	for key, want := range map[string]bool{
-		"/v1/secrets":                       true,
-		"/v1/secrets?onDemand=true":         true,
-		"/v1/secrets?namespace=kube-system": true,
-		"/v1/secretsx":                      false,
-		"/v1/configmaps":                    false,
-		"example.com/v1/secrets":            false,
+		"/v1/secrets":                            true,
+		"/v1/secrets?onDemand=true":              true,
+		"/v1/secrets?namespace=kube-system":      true,
+		"/v1/secrets?forPods=true&namespace=app": true, // a namespaced holding
+		"/v1/secretsx":                           false,
+		"/v1/configmaps":                         false,
+		"example.com/v1/secrets":                 false,
 	} {
 		if got := sealedResource(key); got != want {
 			t.Errorf("sealedResource(%q): got %v, want %v", key, got, want)

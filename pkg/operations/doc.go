@@ -5,6 +5,8 @@
 // is reachable), the status document that `apiserver-lite status` reads
 // and `inspect` builds from a stopped daemon's store, its table, and the
 // sd_notify protocol with systemd (READY=1, WATCHDOG=1 while alive,
-// STATUS= lines, STOPPING=1). cmd constructs it and wires it to the doors
-// and the sync loops.
+// STATUS= lines, STOPPING=1). Resources held in a namespace for its pods
+// (namespaced.go) are notes in /readyz, never failing it, and have their
+// own part of the status document and table. cmd constructs it and wires
+// it to the doors and the sync loops.
 package operations

@@ -113,6 +113,7 @@ func (o *View) readinessChecks(ctx context.Context) []check {
 		}
 		checks = append(checks, o.dataLoadedCheck(resourceLabel(o.res[i]), c.Ready()))
 	}
+	checks = append(checks, o.namespacedChecks()...)
 	checks = append(checks, check{name: "cloud-link", info: linkInfo, note: true})
 	if o.recovery.Moved() {
 		checks = append(checks, check{name: "store-recovered", note: true,

@@ -28,7 +28,10 @@ func InspectDataDir(ctx context.Context, path string) (Status, error) {
 	if err := addStoredAnswers(ctx, path, &doc); err != nil {
 		return Status{}, err
 	}
-	return doc, addStoredOwners(ctx, path, &doc)
+	if err := addStoredOwners(ctx, path, &doc); err != nil {
+		return Status{}, err
+	}
+	return doc, addStoredNamespaced(ctx, path, &doc)
 }
 
 // addStoredAnswers counts, for each kind of stored answer, its rows and

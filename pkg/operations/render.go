@@ -57,7 +57,10 @@ func RenderTable(out io.Writer, doc Status) error {
 	if err := renderStored(out, doc); err != nil {
 		return err
 	}
-	return renderHeldForPods(out, doc)
+	if err := renderHeldForPods(out, doc); err != nil {
+		return err
+	}
+	return renderNamespaced(out, doc)
 }
 
 // renderHeldForPods lists the resources held for pods and for whom, after

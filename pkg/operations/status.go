@@ -18,6 +18,8 @@ type Status struct {
 	Integrity       string           `json:"integrity,omitempty"`
 	LastCommitError string           `json:"lastCommitError,omitempty"`
 	Resources       []ResourceStatus `json:"resources"`
+	// Holdings are the resources held in a namespace for its pods.
+	Holdings []HoldingStatus `json:"namespacedHoldings,omitempty"`
 	// Stored counts the answers kept for outages, by kind; read from a
 	// data dir only.
 	Stored []StoredAnswers `json:"stored,omitempty"`
@@ -72,6 +74,7 @@ func (o *View) status() Status {
 		rs.ForPods, rs.HeldFor = o.res[i].ForPods, o.HeldFor(o.res[i].GVR)
 		doc.Resources = append(doc.Resources, rs)
 	}
+	doc.Holdings = o.namespacedStatus()
 	return doc
 }
 

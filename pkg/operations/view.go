@@ -64,6 +64,9 @@ type View struct {
 	// holdings are the resources held for pods; nil when none. Set
 	// before serving, then read-only.
 	holdings *forpods.Holdings
+	// namespaced are the namespaced holdings; nil when none. Set by
+	// ObserveNamespaced before serving.
+	namespaced *forpods.Namespaced
 	// notes add informational /readyz lines; set by AddNote before
 	// serving, then read-only.
 	notes []Note

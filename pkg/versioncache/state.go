@@ -57,6 +57,8 @@ type entry struct {
 type state struct {
 	byKey  map[objKey]*entry
 	sorted []*entry
+	// bytes is the sum of the current objects' Raw lengths.
+	bytes int64
 }
 
 // newState builds a state from objs. Nil objects are skipped; of two
@@ -80,7 +82,11 @@ func newState(objs []*Object) state {
 		byKey[e.key] = e
 	}
 	clear(sorted[len(out):])
-	return state{byKey: byKey, sorted: out}
+	var n int64
+	for _, e := range out {
+		n += int64(len(e.obj.Raw))
+	}
+	return state{byKey: byKey, sorted: out, bytes: n}
 }
 
 func (s *state) get(k objKey) *Object {
@@ -93,9 +99,11 @@ func (s *state) get(k objKey) *Object {
 // put stores o and returns the object it replaced, or nil.
 func (s *state) put(o *Object) *Object {
 	k := keyOf(o)
+	s.bytes += int64(len(o.Raw))
 	if e := s.byKey[k]; e != nil {
 		prev := e.obj
 		e.obj = o
+		s.bytes -= int64(len(prev.Raw))
 		return prev
 	}
 	e := &entry{key: k, obj: o}
@@ -112,6 +120,7 @@ func (s *state) remove(k objKey) *Object {
 		return nil
 	}
 	delete(s.byKey, k)
+	s.bytes -= int64(len(e.obj.Raw))
 	if i, found := s.search(k); found {
 		s.sorted = slices.Delete(s.sorted, i, i+1)
 	}

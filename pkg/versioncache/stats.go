@@ -5,7 +5,9 @@ type Stats struct {
 	Ready   bool   // Replace was called
 	RV      uint64 // the snapshot resourceVersion
 	Objects int    // objects in the current state
-	Events  int    // events held in the ring
+	// Bytes is the current objects' JSON size, as the cloud sent them.
+	Bytes  int64
+	Events int // events held in the ring
 	// Watchers is the number of registered watchers.
 	Watchers int
 	// TooSlow counts watchers closed because their buffer was full, since
@@ -16,7 +18,7 @@ type Stats struct {
 // Stats returns the cache's current figures.
 func (c *Cache) Stats() Stats {
 	c.mu.RLock()
-	st := Stats{Ready: c.ready, RV: c.rv, Objects: len(c.state.sorted), Events: c.ring.len()}
+	st := Stats{Ready: c.ready, RV: c.rv, Objects: len(c.state.sorted), Bytes: c.state.bytes, Events: c.ring.len()}
 	c.mu.RUnlock()
 	c.watchMu.Lock()
 	st.Watchers = len(c.watchers)

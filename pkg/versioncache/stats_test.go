@@ -41,3 +41,26 @@ func TestStats(t *testing.T) {
 	}
 	_ = w
 }
+
+// Stats.Bytes follows the current objects' JSON sizes through Replace,
+// updates, deletions and Forget.
+func TestStatsBytes(t *testing.T) {
+	a, b := MustPod(t, "ns", "a", 2, "x"), MustPod(t, "ns", "b", 3, "y")
+	c := MustReadyCache(t, 10, []*Object{a, b}, 3)
+	if got, want := c.Stats().Bytes, int64(len(a.Raw)+len(b.Raw)); got != want {
+		t.Fatalf("after Replace: got %d bytes, want %d", got, want)
+	}
+	a2 := MustPod(t, "ns", "a", 4, "a-much-longer-label-value")
+	MustApply(t, c, 4, ev(watch.Modified, a2))
+	if got, want := c.Stats().Bytes, int64(len(a2.Raw)+len(b.Raw)); got != want {
+		t.Fatalf("after an update: got %d bytes, want %d", got, want)
+	}
+	MustApply(t, c, 5, ev(watch.Deleted, MustPod(t, "ns", "b", 5, "y")))
+	if got, want := c.Stats().Bytes, int64(len(a2.Raw)); got != want {
+		t.Fatalf("after a delete: got %d bytes, want %d", got, want)
+	}
+	c.Forget()
+	if got := c.Stats().Bytes; got != 0 {
+		t.Errorf("after Forget: got %d bytes, want 0", got)
+	}
+}

@@ -21,4 +21,16 @@
 // the resource's rows are dropped and scrubbed from disk. At most Max
 // resources are held; beyond that reads stay the cloud's and a counter
 // says so.
+//
+// Namespaced (namespaced*.go) holds, for the pods of one namespace on this
+// node, what they list or watch in that namespace on their own identities
+// (built-in kinds and custom resources; secrets only when allowed), one
+// holding per (resource, namespace), each with its own cache, syncer and
+// local API. Invariants: only a pod of namespace N starts or owns a holding
+// in N; the resource is discovered and synced on a token bound to an
+// owner, never on the node's identity; a 404 or 403 of the cloud stops the
+// holding (ErrGone); nothing that would cross a cap (Caps) is committed;
+// only a caller authorized per request by the cloud is routed to a
+// holding, never the node's own identity; stopped holdings' data is
+// dropped and scrubbed after dropGrace as above.
 package forpods

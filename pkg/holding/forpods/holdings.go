@@ -42,6 +42,11 @@ type Config struct {
 	Connected func() bool
 	Clock     clock.WithTicker
 	Logger    *slog.Logger
+
+	// AtTotalBytes reports whether all holdings for pods hold
+	// pod-identity-max-bytes already: no holding starts then. nil never.
+	// Guarded by Holdings.mu once New returned (see LimitTotalBytes).
+	AtTotalBytes func() bool
 }
 
 // Holdings are the resources held for the node's pods' identities. It

@@ -41,6 +41,11 @@ func (m *Holdings) startLocked(h *holding) {
 			"resource", h.Resource.Key(), "max", m.cfg.Max)
 		return
 	}
+	if m.cfg.AtTotalBytes != nil && m.cfg.AtTotalBytes() {
+		m.stats.refuse(h.Resource.Key())
+		m.log.Warn("not held for pods: pod-identity-max-bytes are held already; reads stay the cloud's", "resource", h.Resource.Key())
+		return
+	}
 	ctx, cancel := context.WithCancel(m.runCtx)
 	tokens := &podTokens{m: m, h: h}
 	w := &worker{cancel: cancel, done: make(chan struct{}), tokens: tokens}

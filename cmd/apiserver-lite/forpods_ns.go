@@ -1,0 +1,218 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"slices"
+
+	"github.com/apiserver-lite/apiserver-lite/pkg/cloudsync"
+	"github.com/apiserver-lite/apiserver-lite/pkg/door"
+	"github.com/apiserver-lite/apiserver-lite/pkg/holding"
+	"github.com/apiserver-lite/apiserver-lite/pkg/holding/forpods"
+	"github.com/apiserver-lite/apiserver-lite/pkg/listwatch"
+	"github.com/apiserver-lite/apiserver-lite/pkg/operations"
+	"github.com/apiserver-lite/apiserver-lite/pkg/versioncache"
+	"github.com/spf13/pflag"
+	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/rest"
+)
+
+// nsHoldingsConfig are the caps on what is held for pods. Keys in the
+// config file are the flag names.
+type nsHoldingsConfig struct {
+	// PodIdentityNamespaceMaxObjects bounds the objects held in one
+	// namespace for its pods; 0 holds nothing in namespaces.
+	PodIdentityNamespaceMaxObjects int `mapstructure:"pod-identity-namespace-max-objects"`
+	// PodIdentityNamespaceMaxBytes bounds their bytes, a quantity.
+	PodIdentityNamespaceMaxBytes string `mapstructure:"pod-identity-namespace-max-bytes"`
+	// PodIdentityMaxBytes bounds the bytes of every holding for pods.
+	PodIdentityMaxBytes string `mapstructure:"pod-identity-max-bytes"`
+}
+
+func addNSHoldingsFlags(fs *pflag.FlagSet) {
+	fs.Int("pod-identity-namespace-max-objects", holding.DefaultNamespaceMaxObjects,
+		"objects held at once in one namespace for that namespace's pods (an operator's configmaps and custom resources); "+
+			"a holding that would cross it is not held and its reads stay the cloud's; 0 holds nothing in namespaces")
+	fs.String("pod-identity-namespace-max-bytes", holding.DefaultNamespaceMaxBytes,
+		"JSON bytes held at once in one namespace for that namespace's pods, a quantity such as 64Mi")
+	fs.String("pod-identity-max-bytes", holding.DefaultMaxBytes,
+		"JSON bytes held at once for pods on their own identities, cluster-wide and namespaced holdings together, a quantity such as 256Mi")
+}
+
+// caps returns the configured caps, without ClusterBytes.
+func (c nsHoldingsConfig) caps() (forpods.Caps, error) {
+	ns, err := byteQuantity("pod-identity-namespace-max-bytes", c.PodIdentityNamespaceMaxBytes)
+	if err != nil {
+		return forpods.Caps{}, err
+	}
+	total, err := byteQuantity("pod-identity-max-bytes", c.PodIdentityMaxBytes)
+	if err != nil {
+		return forpods.Caps{}, err
+	}
+	return forpods.Caps{NamespaceObjects: c.PodIdentityNamespaceMaxObjects, NamespaceBytes: ns, TotalBytes: total}, nil
+}
+
+func (c nsHoldingsConfig) validate() error {
+	if c.PodIdentityNamespaceMaxObjects < 0 {
+		return fmt.Errorf("pod-identity-namespace-max-objects must not be negative, got %d", c.PodIdentityNamespaceMaxObjects)
+	}
+	_, err := c.caps()
+	return err
+}
+
+// byteQuantity parses flag's value, a quantity of bytes not below 0.
+func byteQuantity(flag, v string) (int64, error) {
+	q, err := resource.ParseQuantity(v)
+	if err != nil || q.Sign() < 0 {
+		return 0, fmt.Errorf("%s must be a quantity of bytes such as 64Mi, got %q", flag, v)
+	}
+	return q.Value(), nil
+}
+
+// nsHoldingsDeps are what the namespaced holdings are wired to, beyond
+// the cluster-wide holdings' deps.
+type nsHoldingsDeps struct {
+	holdingsDeps
+	restored []forpods.RestoredHolding // with their caches
+}
+
+// newNamespaced wires the namespaced holdings, and the total cap of the
+// cluster-wide ones (cluster, which may be nil); nil when the node's pods
+// are not synced or pod-identity-namespace-max-objects is 0.
+func newNamespaced(cfg config, d nsHoldingsDeps, cluster *forpods.Holdings) (*forpods.Namespaced, error) {
+	caps, err := cfg.caps()
+	if err != nil {
+		return nil, err
+	}
+	caps.ClusterBytes = clusterHeldBytes(d.res, d.caches)
+	pods := podsCache(d.res, d.caches)
+	if pods == nil || cfg.PodIdentityNamespaceMaxObjects == 0 {
+		if cluster != nil {
+			cluster.LimitTotalBytes(func() bool { return caps.ClusterBytes() >= caps.TotalBytes })
+		}
+		return nil, nil
+	}
+	mint, err := forpods.NodeMinter(d.cloud)
+	if err != nil {
+		return nil, err
+	}
+	secrets := slices.ContainsFunc(cfg.PodIdentityResources, func(s string) bool {
+		gvr, err := holding.ParseGVR(s)
+		return err == nil && gvr == schema.GroupVersionResource{Version: "v1", Resource: "secrets"}
+	})
+	ns := forpods.NewNamespaced(forpods.NamespacedConfig{Secrets: secrets, Covered: coveredBy(d.res, d.caches),
+		MaxPerNamespace: cfg.PodIdentityMaxResources, Caps: caps, Restored: d.restored, CacheSize: cfg.WatchCacheSize,
+		Pods: pods, PodPresent: holding.HeldPod([]*versioncache.Cache{pods}), Mint: mint, Store: d.store,
+		Connected: d.link.Connected, Logger: d.log, API: namespacedAPI(d.cloud, d.link.Connected, d.log),
+		Sync: forpods.NamespacedCloudSync(forpods.SyncDeps{Cloud: d.cloud, Conns: d.conns,
+			Store: operations.ObservedStore{Store: d.store, Observer: d.obs}, Link: d.link, Observer: d.obs, Logger: d.log}),
+	})
+	if cluster != nil {
+		cluster.LimitTotalBytes(ns.AtTotalBytes)
+	}
+	return ns, nil
+}
+
+// namespacedAPI builds the local API of one namespaced holding: its cache
+// in its namespace, everything else forwarded as the main API does. It
+// serves resource requests only, so it needs no version source.
+func namespacedAPI(cloud *rest.Config, connected func() bool, log *slog.Logger) func(*versioncache.Cache, string) (http.Handler, error) {
+	return func(c *versioncache.Cache, ns string) (http.Handler, error) {
+		return listwatch.New(listwatch.Config{Caches: []*versioncache.Cache{c}, Cloud: cloud, CloudConnected: connected, Logger: log,
+			Scopes: map[schema.GroupVersionResource]listwatch.Scope{c.GVR(): {Namespace: ns, OnRequest: true}}})
+	}
+}
+
+// podsCache is the node's pods' cache, or nil.
+func podsCache(res []cloudsync.Resource, caches []*versioncache.Cache) *versioncache.Cache {
+	for i, r := range res {
+		if r.GVR == holding.PodsGVR && !r.ForPods {
+			return caches[i]
+		}
+	}
+	return nil
+}
+
+// clusterHeldBytes sums the cluster-wide holdings for pods.
+func clusterHeldBytes(res []cloudsync.Resource, caches []*versioncache.Cache) func() int64 {
+	return func() int64 {
+		var n int64
+		for i, r := range res {
+			if r.ForPods {
+				n += caches[i].Stats().Bytes
+			}
+		}
+		return n
+	}
+}
+
+// coveredBy reports whether the main local API serves gvr in ns whole: a
+// synced resource without selectors over ns or every namespace, or a
+// cluster-wide holding for pods while it is held.
+func coveredBy(res []cloudsync.Resource, caches []*versioncache.Cache) func(schema.GroupVersionResource, string) bool {
+	return func(gvr schema.GroupVersionResource, ns string) bool {
+		for i, r := range res {
+			if r.GVR != gvr || r.OnDemand || r.LabelSelector != "" || r.FieldSelector != "" || (r.Namespace != "" && r.Namespace != ns) {
+				continue
+			}
+			if !r.ForPods || caches[i].Ready() {
+				return true
+			}
+		}
+		return false
+	}
+}
+
+// restoreNamespaced finds the namespaced holdings stored by an earlier run.
+func restoreNamespaced(ctx context.Context, store forpods.MetaLister, log *slog.Logger) ([]forpods.RestoredHolding, []cloudsync.Resource, error) {
+	stored, err := forpods.StoredNamespaced(ctx, store)
+	if err != nil {
+		return nil, nil, err
+	}
+	res := make([]cloudsync.Resource, len(stored))
+	for i, s := range stored {
+		res[i] = s.Resource
+	}
+	if len(stored) > 0 {
+		log.Info("resuming namespaced holdings", "count", len(stored))
+	}
+	return stored, res, nil
+}
+
+// splitRestored splits caches into the first n, the configured
+// resources', and the rest, restored's, which it sets.
+func splitRestored(caches []*versioncache.Cache, n int, restored []forpods.RestoredHolding) ([]*versioncache.Cache, []forpods.RestoredHolding) {
+	for i := range restored {
+		restored[i].Cache = caches[n+i]
+	}
+	return caches[:n:n], restored
+}
+
+// allHoldings is the doors' view of both kinds of holdings: nil, not a
+// typed nil, when there are none.
+func allHoldings(h *forpods.Holdings, ns *forpods.Namespaced) door.Holdings {
+	if ns == nil {
+		return holdingsOf(h)
+	}
+	return forpods.Joined{Cluster: h, Namespaced: ns}
+}
+
+// routeNamespaced serves the namespaced holdings' reads before next; next
+// alone when there are none.
+func routeNamespaced(ns *forpods.Namespaced, next http.Handler) http.Handler {
+	if ns == nil {
+		return next
+	}
+	return ns.Route(next)
+}
+
+// nsRunnerOf is ns's Run, or nil.
+func nsRunnerOf(ns *forpods.Namespaced) func(context.Context) error {
+	if ns == nil {
+		return nil
+	}
+	return ns.Run
+}
