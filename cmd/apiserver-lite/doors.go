@@ -15,6 +15,7 @@ import (
 	"github.com/apiserver-lite/apiserver-lite/pkg/cloudsync/link"
 	"github.com/apiserver-lite/apiserver-lite/pkg/door"
 	"github.com/apiserver-lite/apiserver-lite/pkg/holding"
+	"github.com/apiserver-lite/apiserver-lite/pkg/listwatch/requestinfo"
 	"github.com/apiserver-lite/apiserver-lite/pkg/metastore"
 	"github.com/apiserver-lite/apiserver-lite/pkg/offline"
 	"github.com/apiserver-lite/apiserver-lite/pkg/versioncache"
@@ -57,10 +58,13 @@ type doorDeps struct {
 	caches  []*versioncache.Cache
 	// res are the resources the daemon holds: only decisions on them are
 	// stored.
-	res   []cloudsync.Resource
-	store *metastore.Store
-	link  *link.Link
-	log   *slog.Logger
+	res []cloudsync.Resource
+	// alsoHeld reports the reads of what is held beyond res (in a
+	// namespace for its pods): their decisions are stored too.
+	alsoHeld func(requestinfo.Attributes) bool
+	store    *metastore.Store
+	link     *link.Link
+	log      *slog.Logger
 	// clusterScope authorizes this node's identity per request too.
 	clusterScope bool
 	// keySealer keeps a generated TLS key sealed on disk; nil without a
@@ -167,7 +171,7 @@ func newChain(cfg config, d doorDeps) (door.SecureConfig, error) {
 			Connected: d.link.Connected, OfflineGrace: cfg.OfflineAuthzGrace, Local: d.local, Logger: d.log}),
 		Authorizer: door.NewAuthorizer(door.AuthorizerConfig{Reviews: reviews.Access, Budget: budget,
 			Store: decisions, Connected: d.link.Connected, OfflineGrace: cfg.OfflineAuthzGrace,
-			Held: offline.HeldResources(d.res), Logger: d.log}),
+			Held: heldOrAlso(offline.HeldResources(d.res), d.alsoHeld), Logger: d.log}),
 		Forwarder:       fwd,
 		ClusterScope:    d.clusterScope,
 		ImpersonateNode: d.clusterScope && cfg.ClusterScopeNodeWrites == nodeWritesAsNode,
@@ -244,4 +248,12 @@ func ignoreClosed(err error) error {
 		return nil
 	}
 	return err
+}
+
+// heldOrAlso reports a read as held when held or also (if set) does.
+func heldOrAlso(held, also func(requestinfo.Attributes) bool) func(requestinfo.Attributes) bool {
+	if also == nil {
+		return held
+	}
+	return func(a requestinfo.Attributes) bool { return held(a) || also(a) }
 }

@@ -165,7 +165,7 @@ func serve(ctx context.Context, cfg config, res []cloudsync.Resource, store *met
 	}
 	doors, err := openDoors(cfg, doorDeps{handler: func(door string) http.Handler { return o.Handler(api, door) },
 		cloud: cloud, caches: caches, res: res, store: store, link: link, log: log, clusterScope: scope == holding.ScopeCluster,
-		keySealer: st.sealer, holdings: allHoldings(held, nsHeld), local: localVerifier(verifier)})
+		keySealer: st.sealer, holdings: allHoldings(held, nsHeld), alsoHeld: nsHeld.Holds, local: localVerifier(verifier)})
 	if err != nil {
 		return err
 	}

@@ -105,6 +105,19 @@ func (z *Authorizer) authorize(ctx context.Context, u User, a attributes) (decis
 	return d, nil
 }
 
+// retain stores the allowed decisions in memory on a and its sibling
+// verb that were not stored when taken because nothing held a's resource
+// then: a pod's read that starts a holding is decided before the holding
+// exists.
+func (z *Authorizer) retain(ctx context.Context, u User, a attributes) {
+	a = normalized(a)
+	z.decisions.Retain(ctx, u, a)
+	if verb, ok := siblingVerbs[a.Verb]; ok {
+		a.Verb = verb
+		z.decisions.Retain(ctx, u, a)
+	}
+}
+
 // siblingVerbs pair list and watch. An informer asks "watch" online
 // (WatchList) but falls back to a LIST when it starts again offline, a
 // question never asked; so while the cloud can answer, an allowed list or

@@ -52,6 +52,11 @@ func noteAuthorized(ctx context.Context, cfg SecureConfig, c requester, a reques
 	}
 	if pod, ok := podOf(c.user); ok {
 		cfg.Holdings.Authorized(ctx, pod, a)
+		// The read may have started a holding: its decision, taken before,
+		// may be kept for offline use now.
+		if cfg.Authorizer != nil {
+			cfg.Authorizer.retain(ctx, c.user, a)
+		}
 	}
 }
 

@@ -56,9 +56,10 @@ type DecisionsConfig struct {
 
 // Decisions keeps authorization decisions: every one in memory, and in
 // the store only an allowed get, list or watch of a resource the daemon
-// holds, within a quota per identity. Non-resource paths, subresources
-// and resources only forwarded are never stored: offline they cannot be
-// answered locally anyway.
+// holds (or a get of the discovery it serves), within a quota per
+// identity. Other non-resource paths, subresources and resources only
+// forwarded are never stored: offline they cannot be answered locally
+// anyway.
 type Decisions struct {
 	*Memo[Decision]
 	cfg DecisionsConfig
@@ -120,11 +121,23 @@ func (z *Decisions) Remember(ctx context.Context, u caller.User, a requestinfo.A
 	z.Memo.Remember(ctx, key, d)
 }
 
+// Retain stores u's allowed decision on a kept in memory only, if the
+// rules allow it now (a's resource has come to be held since).
+func (z *Decisions) Retain(ctx context.Context, u caller.User, a requestinfo.Attributes) {
+	if d, ok := z.Mem(DecisionKey(u, a)); ok && d.Allowed && !d.Held {
+		z.Remember(ctx, u, a, d)
+	}
+}
+
 // storable is true for an allowed read the daemon can answer from its own
-// state: get, list or watch of a held resource itself.
+// state: get, list or watch of a held resource itself, or a get of a
+// discovery path it serves (as Held says).
 func (z *Decisions) storable(a requestinfo.Attributes) bool {
-	if !a.ResourceRequest || a.Subresource != "" || z.cfg.Held == nil {
+	if z.cfg.Held == nil || a.Subresource != "" {
 		return false
+	}
+	if !a.ResourceRequest {
+		return a.Verb == "get" && z.cfg.Held(a) // the discovery served offline
 	}
 	switch a.Verb {
 	case "get", "list", "watch":

@@ -119,3 +119,39 @@ func TestHeldResources(t *testing.T) {
 		})
 	}
 }
+
+// A decision taken before its resource came to be held (a pod's read that
+// starts a holding) is stored once Retain is told, and the discovery the
+// daemon serves is stored as Held says.
+func TestDecisionsRetainedOnceHeld(t *testing.T) {
+	var heldNow bool
+	held := func(a requestinfo.Attributes) bool {
+		return heldNow || (!a.ResourceRequest && a.Path == "/apis")
+	}
+	now := time.Date(2026, 11, 24, 12, 0, 0, 0, time.UTC)
+	store := NewMemoryStore()
+	z := NewDecisions(DecisionsConfig{Store: store, Grace: time.Hour, Held: held})
+	widgets := requestinfo.Attributes{ResourceRequest: true, Verb: "list", Group: "e2e.example.com", Version: "v1",
+		Resource: "widgets", Namespace: "op"}
+	z.Remember(context.Background(), tenant, widgets, Decision{Allowed: true, At: now})
+	z.Remember(context.Background(), tenant, requestinfo.Attributes{Verb: "get", Path: "/apis"}, Decision{Allowed: true, At: now})
+	count := func() int {
+		u, _ := store.MetaUsage(context.Background(), DecisionPrefix)
+		return u.Count
+	}
+	if got := count(); got != 1 {
+		t.Fatalf("before the holding: got %d stored, want the discovery's alone", got)
+	}
+	z.Retain(context.Background(), tenant, widgets)
+	if got := count(); got != 1 {
+		t.Fatalf("retained while not held: got %d stored, want 1", got)
+	}
+	heldNow = true
+	z.Retain(context.Background(), tenant, widgets)
+	if got := count(); got != 2 {
+		t.Errorf("retained once held: got %d stored, want 2", got)
+	}
+	if d, ok := z.Stored(context.Background(), DecisionKey(tenant, widgets)); !ok || !d.Allowed {
+		t.Errorf("stored decision: got %+v, %v, want the allowed one", d, ok)
+	}
+}

@@ -172,3 +172,16 @@ func (c nsCollector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(nsRefusedDesc, prometheus.CounterValue, float64(n), k[0], k[1])
 	}
 }
+
+// Holds reports whether a's resource is held in a's namespace, synced or
+// not: the reads whose authorization decisions the doors may store for
+// offline use. Safe on a nil Namespaced (nothing is held).
+func (m *Namespaced) Holds(a requestinfo.Attributes) bool {
+	if m == nil || !a.ResourceRequest || a.Namespace == "" {
+		return false
+	}
+	key := nsKey{schema.GroupVersionResource{Group: a.Group, Version: a.Version, Resource: a.Resource}, a.Namespace}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.byKey[key] != nil
+}
