@@ -24,6 +24,9 @@ type forPodsConfig struct {
 	PodIdentityResources []string `mapstructure:"pod-identity-resources"`
 	// PodIdentityMaxResources bounds how many are held at once.
 	PodIdentityMaxResources int `mapstructure:"pod-identity-max-resources"`
+	// PodIdentityOwners are the service accounts (namespace/name, or
+	// namespace/*) whose pods may own a holding and be its sync identity.
+	PodIdentityOwners []string `mapstructure:"pod-identity-owners"`
 }
 
 func addForPodsFlags(fs *pflag.FlagSet) {
@@ -32,6 +35,9 @@ func addForPodsFlags(fs *pflag.FlagSet) {
 			"on their own service accounts, such as kube-proxy and CoreDNS; empty holds none")
 	fs.Int("pod-identity-max-resources", holding.DefaultMaxPodHeldResources,
 		"resources held for pods at once; reads of others stay the cloud's")
+	fs.StringSlice("pod-identity-owners", forpods.DefaultOwners,
+		"service accounts (namespace/name, or namespace/* for all of a namespace) whose pods may make the node hold a resource "+
+			"and be its sync identity; other pods read held resources, authorized per caller, but never start or sync one")
 }
 
 func (c forPodsConfig) validate() error {
@@ -43,7 +49,8 @@ func (c forPodsConfig) validate() error {
 			return fmt.Errorf("pod-identity-resources: %w", err)
 		}
 	}
-	return nil
+	_, err := forpods.ParseAllowed(c.PodIdentityOwners)
+	return err
 }
 
 // holdingsDeps are what the holdings for pods are wired to.
@@ -79,7 +86,11 @@ func newHoldings(cfg config, d holdingsDeps) (*forpods.Holdings, error) {
 	if err != nil {
 		return nil, err
 	}
-	return forpods.New(forpods.Config{Resources: held, Max: cfg.PodIdentityMaxResources, Pods: pods,
+	owners, err := forpods.ParseAllowed(cfg.PodIdentityOwners) // validated
+	if err != nil {
+		return nil, err
+	}
+	return forpods.New(forpods.Config{Resources: held, Max: cfg.PodIdentityMaxResources, Pods: pods, Owners: owners,
 		PodPresent: holding.HeldPod(d.caches), Mint: mint, Store: d.store, Connected: d.link.Connected, Logger: d.log,
 		Sync: forpods.CloudSync(forpods.SyncDeps{Cloud: d.cloud, Conns: d.conns, Discovery: d.cl.disc,
 			Store: operations.ObservedStore{Store: d.store, Observer: d.obs}, Link: d.link, Observer: d.obs, Logger: d.log}),

@@ -30,6 +30,8 @@ var (
 	podsGVR   = schema.GroupVersionResource{Version: "v1", Resource: "pods"}
 	proxyPod  = auth.Pod{Namespace: "kube-system", Name: "kube-proxy-a", UID: "uid-proxy", ServiceAccount: "kube-proxy"}
 	dnsPod    = auth.Pod{Namespace: "kube-system", Name: "coredns-a", UID: "uid-dns", ServiceAccount: "coredns"}
+	// tenantPod's service account is not in DefaultOwners.
+	tenantPod = auth.Pod{Namespace: "tenant", Name: "reader", UID: "uid-tenant", ServiceAccount: "reader"}
 )
 
 // listAll is a cluster-wide list of gvr.
@@ -127,7 +129,11 @@ func newRig(t *testing.T, max int, store *memStore, pods ...auth.Pod) *rig {
 		r.caches[gvr] = c
 		held = append(held, Held{Resource: cloudsync.Resource{GVR: gvr, ForPods: true}, Cache: c})
 	}
-	r.m = New(Config{Resources: held, Max: max, Pods: r.pods, PodPresent: r.present,
+	owners, err := ParseAllowed(DefaultOwners)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.m = New(Config{Resources: held, Max: max, Pods: r.pods, PodPresent: r.present, Owners: owners,
 		Mint: func(_ context.Context, p auth.Pod) (string, time.Time, error) {
 			r.minted <- p
 			return "token-of-" + p.UID, r.clock.Now().Add(time.Hour), nil

@@ -34,9 +34,12 @@ type Config struct {
 	Max        int
 	Pods       *versioncache.Cache // the node's pods, followed for departures
 	PodPresent PodPresent
-	Mint       Minter
-	Sync       Syncer
-	Store      Store
+	// Owners are the service accounts whose pods may own a holding and be
+	// its sync identity; the zero value allows none.
+	Owners Allowed
+	Mint   Minter
+	Sync   Syncer
+	Store  Store
 	// Connected reports whether the cloud is reachable; nil means always.
 	// While it is not, a request starting a holding does not wait for it.
 	Connected func() bool
@@ -106,15 +109,17 @@ func (m *Holdings) find(a requestinfo.Attributes) *holding {
 func (m *Holdings) ForPods(a requestinfo.Attributes) bool { return m.find(a) != nil }
 
 // Authorized makes pod an owner of a's resource when a lists or watches
-// it cluster-wide, and starts holding it if it is not held. The request
-// that starts a holding waits up to firstListWait for it to serve; others
-// are forwarded until it does.
+// it cluster-wide and pod's service account is allowed to own holdings,
+// and starts holding it if it is not held. The request that starts a
+// holding waits up to firstListWait for it to serve; others are forwarded
+// until it does. Any other pod's read changes nothing: it is served from
+// the holding if there is one, else forwarded.
 func (m *Holdings) Authorized(ctx context.Context, pod auth.Pod, a requestinfo.Attributes) {
 	h := m.find(a)
 	if h == nil || a.Namespace != "" || (a.Verb != "list" && a.Verb != "watch") {
 		return
 	}
-	if !m.cfg.PodPresent(pod.Namespace, pod.Name, pod.UID) {
+	if !m.cfg.Owners.Allows(pod.Namespace, pod.ServiceAccount) || !m.cfg.PodPresent(pod.Namespace, pod.Name, pod.UID) {
 		return
 	}
 	if !m.own(ctx, h, pod) || h.Cache.Ready() || (m.cfg.Connected != nil && !m.cfg.Connected()) {

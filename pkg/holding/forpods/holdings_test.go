@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/apiserver-lite/apiserver-lite/pkg/cloudsync"
 	"github.com/apiserver-lite/apiserver-lite/pkg/listwatch/requestinfo"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 )
@@ -28,9 +29,10 @@ func TestAuthorizedStartsAHolding(t *testing.T) {
 		{"a get", proxyPod, get, false},
 		{"a pod not on the node", stranger, listAll(slicesGVR), false},
 		{"a resource not in the list", proxyPod, listAll(podsGVR), false},
+		{"a pod of a service account not allowed to own", tenantPod, listAll(slicesGVR), false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			r := newRig(t, 16, newMemStore(), proxyPod)
+			r := newRig(t, 16, newMemStore(), proxyPod, tenantPod)
 			r.start(t)
 			eventually(t, "Run to start", func() bool { r.m.mu.Lock(); defer r.m.mu.Unlock(); return r.m.runCtx != nil })
 			r.m.Authorized(context.Background(), tc.pod, tc.a)
@@ -39,6 +41,9 @@ func TestAuthorizedStartsAHolding(t *testing.T) {
 				t.Fatalf("got held %v on return, want %v", held, tc.wantHeld)
 			}
 			if !tc.wantHeld {
+				if got := r.m.HeldFor(slicesGVR); len(got) != 0 {
+					t.Errorf("got owners %v, want none", got)
+				}
 				return
 			}
 			if got := r.m.HeldFor(slicesGVR); !slices.Equal(got, []string{"kube-system/kube-proxy"}) {
@@ -112,4 +117,39 @@ func TestOnlyTheStartingRequestWaits(t *testing.T) {
 			return false
 		}
 	})
+}
+
+// A tenant that reads first neither starts the holding nor becomes its
+// sync identity; an allowed component that reads later does both, and
+// the tenant's reads are then served from it.
+func TestTenantReadingFirstIsNeverTheSyncIdentity(t *testing.T) {
+	r := newRig(t, 16, newMemStore(), proxyPod, tenantPod)
+	r.start(t)
+	eventually(t, "Run to start", func() bool { r.m.mu.Lock(); defer r.m.mu.Unlock(); return r.m.runCtx != nil })
+	r.m.Authorized(context.Background(), tenantPod, listAll(slicesGVR))
+	if r.syncs.Load() != 0 || r.caches[slicesGVR].Ready() {
+		t.Fatalf("got %d syncs after a tenant's read, want none", r.syncs.Load())
+	}
+	r.m.Authorized(context.Background(), proxyPod, listAll(slicesGVR))
+	if got := <-r.minted; got != proxyPod {
+		t.Fatalf("got a token minted for %+v, want kube-proxy's pod", got)
+	}
+	r.m.Authorized(context.Background(), tenantPod, listAll(slicesGVR))
+	if got := r.m.HeldFor(slicesGVR); !slices.Equal(got, []string{"kube-system/kube-proxy"}) {
+		t.Errorf("got held for %v, want kube-system/kube-proxy only", got)
+	}
+}
+
+// Stored owners whose service account is no longer allowed are not
+// loaded: a holding an earlier configuration let a tenant own is dropped.
+func TestStoredOwnersNotAllowedAreIgnored(t *testing.T) {
+	store := newMemStore()
+	key := cloudsync.Resource{GVR: slicesGVR, ForPods: true}.Key()
+	store.meta[OwnersKey(key)] = []byte(`{"owners":[{"namespace":"tenant","name":"reader","uid":"uid-tenant","serviceAccount":"reader"}]}`)
+	r := newRig(t, 16, store, tenantPod)
+	r.start(t)
+	eventually(t, "Run to start", func() bool { r.m.mu.Lock(); defer r.m.mu.Unlock(); return r.m.runCtx != nil })
+	if got := r.m.HeldFor(slicesGVR); len(got) != 0 || r.syncs.Load() != 0 {
+		t.Errorf("got owners %v and %d syncs, want none", got, r.syncs.Load())
+	}
 }
