@@ -13,6 +13,7 @@ import (
 	"github.com/apiserver-lite/apiserver-lite/pkg/operations"
 	"github.com/apiserver-lite/apiserver-lite/pkg/versioncache"
 	"github.com/spf13/pflag"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/rest"
 )
 
@@ -111,4 +112,12 @@ func runnerOf(h *forpods.Holdings) func(context.Context) error {
 		return nil
 	}
 	return h.Run
+}
+
+// currentOf is h's Current, or nil.
+func currentOf(h *forpods.Holdings) func(schema.GroupVersionResource) bool {
+	if h == nil {
+		return nil
+	}
+	return h.Current
 }

@@ -139,7 +139,8 @@ func serve(ctx context.Context, cfg config, res []cloudsync.Resource, store *met
 		return err
 	}
 	handler, err := listwatch.New(listwatch.Config{Caches: caches, Cloud: cloud, CloudConnected: link.Connected, Logger: log,
-		Version: version, Scopes: syncScopes(res), HeldFor: o.HeldFor, View: kubernetesServiceView(cfg, log)})
+		Version: version, Scopes: syncScopes(res), HeldFor: o.HeldFor, Current: currentOf(held),
+		View: kubernetesServiceView(cfg, log)})
 	if err != nil {
 		return fmt.Errorf("local api: %w", err)
 	}

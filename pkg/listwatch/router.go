@@ -41,6 +41,10 @@ type Config struct {
 	// HeldFor names, for /readyz?verbose, whom a resource held on
 	// request (Scope.OnRequest) is held for; nil names no one.
 	HeldFor func(schema.GroupVersionResource) []string
+	// Current reports whether a resource held on request is kept current
+	// by its sync; while it is not and the cloud is reachable, reads of
+	// it go to the cloud, never to what is held. nil means always.
+	Current func(schema.GroupVersionResource) bool
 	// View rewrites objects for some callers (see view.go); nil shows
 	// every caller the cached objects.
 	View View
@@ -97,6 +101,8 @@ type server struct {
 	onRequest map[*versioncache.Cache]bool
 	// heldFor is Config.HeldFor; never nil.
 	heldFor func(schema.GroupVersionResource) []string
+	// current is Config.Current; never nil.
+	current func(schema.GroupVersionResource) bool
 	// evictedGrace is evictedWriteGrace; tests shorten it.
 	evictedGrace time.Duration
 	// view rewrites objects for some callers; nil for none.
@@ -122,6 +128,7 @@ func newServer(cfg Config) (*server, error) {
 		clock:     cfg.Clock,
 		version:   cfg.Version,
 		heldFor:   cfg.HeldFor,
+		current:   cfg.Current,
 		view:      cfg.View,
 
 		evictedGrace: evictedWriteGrace,
@@ -137,6 +144,9 @@ func newServer(cfg Config) (*server, error) {
 	}
 	if s.heldFor == nil {
 		s.heldFor = func(schema.GroupVersionResource) []string { return nil }
+	}
+	if s.current == nil {
+		s.current = func(schema.GroupVersionResource) bool { return true }
 	}
 	for i, c := range cfg.Caches {
 		if err := s.addCache(c); err != nil {
@@ -224,6 +234,10 @@ func (s *server) serveResource(w http.ResponseWriter, r *http.Request, gv schema
 			return
 		}
 		response.WriteError(w, response.StorageInitializing())
+		return
+	}
+	if s.onRequest[t.cache] && s.cloudReachable() && !s.current(t.gvr) {
+		s.serveProxy(w, r) // held but not kept current: never stale while the cloud answers
 		return
 	}
 	t.view = s.viewFor(r.Context(), t.gvr)

@@ -82,8 +82,15 @@ func TestDataLoadedCheck(t *testing.T) {
 func TestStalenessCheck(t *testing.T) {
 	clk := clocktesting.NewFakeClock(time.Unix(0, 0))
 	o := newTestView(clk)
-	if c := o.stalenessCheck("pods", true); c.err != nil || !strings.Contains(c.info, "not heard") {
+	if c := o.stalenessCheck("pods", true); c.err != nil || !strings.Contains(c.info, "never heard") {
 		t.Errorf("never heard: got %+v, want ok with a note", c)
+	}
+	clk.Step(2 * time.Minute)
+	if c := o.stalenessCheck("pods", true); c.err == nil || !strings.Contains(c.err.Error(), "2m0s since start, never heard") {
+		t.Errorf("never heard past max-staleness online: got %+v, want a failure", c)
+	}
+	if c := o.stalenessCheck("pods", false); c.err != nil {
+		t.Errorf("never heard offline: got %v, want ok", c.err)
 	}
 	o.metrics.CloudHeard("pods")
 	clk.Step(30 * time.Second)

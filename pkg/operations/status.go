@@ -51,7 +51,8 @@ func (o *View) status() Status {
 		label := resourceLabel(o.res[i])
 		rs := ResourceStatus{Resource: label, Key: o.res[i].Key(), ResourceVersion: st.RV, Ready: st.Ready,
 			Objects: st.Objects, Watchers: st.Watchers, TooSlowWatchers: st.TooSlow}
-		if age, ok := o.metrics.Staleness(label); ok {
+		if st.Ready || !o.res[i].ForPods { // one not held has nothing to be stale
+			age, _ := o.metrics.Staleness(label)
 			s := age.Seconds()
 			rs.StalenessSeconds = &s
 		}

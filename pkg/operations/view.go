@@ -105,7 +105,8 @@ func (o *View) resourceStats() []metrics.ResourceStats {
 	for i, c := range o.caches {
 		st := c.Stats()
 		out[i] = metrics.ResourceStats{Resource: resourceLabel(o.res[i]), Ready: st.Ready, RV: st.RV,
-			Objects: st.Objects, Events: st.Events, Watchers: st.Watchers, TooSlow: st.TooSlow}
+			Objects: st.Objects, Events: st.Events, Watchers: st.Watchers, TooSlow: st.TooSlow,
+			Idle: o.res[i].ForPods && !st.Ready}
 	}
 	return out
 }
@@ -152,7 +153,8 @@ func (o *View) StatusLine() string {
 			loadable++
 		}
 		watchers += st.Watchers
-		if age, ok := o.metrics.Staleness(resourceLabel(o.res[i])); ok {
+		if st.Ready || !o.res[i].ForPods {
+			age, _ := o.metrics.Staleness(resourceLabel(o.res[i]))
 			stalest = max(stalest, age)
 		}
 	}

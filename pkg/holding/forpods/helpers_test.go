@@ -97,8 +97,10 @@ type rig struct {
 	// answers the first list.
 	stuck  bool
 	minted chan auth.Pod
-	cancel context.CancelFunc
-	done   chan struct{}
+	// mintErr, when set before the rig runs, fails the mint for a pod.
+	mintErr func(auth.Pod) error
+	cancel  context.CancelFunc
+	done    chan struct{}
 }
 
 func podObject(t *testing.T, p auth.Pod, rv uint64) *versioncache.Object {
@@ -136,6 +138,11 @@ func newRig(t *testing.T, max int, store *memStore, pods ...auth.Pod) *rig {
 	r.m = New(Config{Resources: held, Max: max, Pods: r.pods, PodPresent: r.present, Owners: owners,
 		Mint: func(_ context.Context, p auth.Pod) (string, time.Time, error) {
 			r.minted <- p
+			if r.mintErr != nil {
+				if err := r.mintErr(p); err != nil {
+					return "", time.Time{}, err
+				}
+			}
 			return "token-of-" + p.UID, r.clock.Now().Add(time.Hour), nil
 		},
 		Sync: r.sync, Store: store, Clock: r.clock, Logger: discard()})

@@ -79,6 +79,11 @@ type holding struct {
 	orphaned time.Time
 	// dropping is set while a drop is in progress: nothing restarts it.
 	dropping bool
+	// identity is the owner whose token the running sync uses, zero
+	// until one is minted and after the cloud refused it; identityToken
+	// is that token, to tell a refusal of it from one of an older token.
+	identity      auth.Pod
+	identityToken string
 }
 
 // New returns Holdings for cfg's resources; Run starts them.
