@@ -75,7 +75,7 @@ func newHoldings(cfg config, d holdingsDeps) (*forpods.Holdings, error) {
 	for i, r := range d.res {
 		switch {
 		case r.ForPods:
-			held = append(held, forpods.Held{Resource: r, Cache: d.caches[i]})
+			held = append(held, forpods.Held{Resource: r, Cache: d.caches[i], Widens: holding.Widens(r, d.res)})
 		case r.GVR == holding.PodsGVR:
 			pods = d.caches[i]
 		}
@@ -92,7 +92,7 @@ func newHoldings(cfg config, d holdingsDeps) (*forpods.Holdings, error) {
 		return nil, err
 	}
 	return forpods.New(forpods.Config{Resources: held, Max: cfg.PodIdentityMaxResources, Pods: pods, Owners: owners,
-		PodPresent: holding.HeldPod(d.caches), Mint: mint, Store: d.store, Connected: d.link.Connected, Logger: d.log,
+		PodPresent: holding.HeldPod([]*versioncache.Cache{pods}), Mint: mint, Store: d.store, Connected: d.link.Connected, Logger: d.log,
 		Sync: forpods.CloudSync(forpods.SyncDeps{Cloud: d.cloud, Conns: d.conns, Discovery: d.cl.disc,
 			Store: operations.ObservedStore{Store: d.store, Observer: d.obs}, Link: d.link, Observer: d.obs, Logger: d.log}),
 	}), nil

@@ -39,7 +39,9 @@ func scopedResources(ctx context.Context, cfg config, configured []cloudsync.Res
 func newDemand(cl cloudClients, res []cloudsync.Resource, caches []*versioncache.Cache, store *metastore.Store, link *cloudsync.Link, log *slog.Logger) (func(context.Context) error, error) {
 	byGVR := map[schema.GroupVersionResource]int{}
 	for i, r := range res {
-		byGVR[r.GVR] = i
+		if !r.ForPods { // a whole copy held for pods is not the node's
+			byGVR[r.GVR] = i
+		}
 	}
 	si, hasSecrets := byGVR[holding.SecretsGVR]
 	ci, hasConfigMaps := byGVR[holding.ConfigMapsGVR]

@@ -138,15 +138,16 @@ func serve(ctx context.Context, cfg config, res []cloudsync.Resource, store *met
 	if err != nil {
 		return err
 	}
-	handler, err := listwatch.New(listwatch.Config{Caches: caches, Cloud: cloud, CloudConnected: link.Connected, Logger: log,
-		Version: version, Scopes: syncScopes(res), HeldFor: o.HeldFor, Current: currentOf(held),
+	served, widened := splitWidened(res, caches)
+	handler, err := listwatch.New(listwatch.Config{Caches: served, Widened: widened, Cloud: cloud, CloudConnected: link.Connected,
+		Logger: log, Version: version, Scopes: syncScopes(res), HeldFor: o.HeldFor, Current: currentOf(held),
 		View: kubernetesServiceView(cfg, log)})
 	if err != nil {
 		return fmt.Errorf("local api: %w", err)
 	}
-	api := holding.WithStoredAnswers(handler, res, store, tokens, caches, cfg.NodeName, link, log)
+	api := holding.WithStoredAnswers(handler, res, store, tokens, served, cfg.NodeName, link, log)
 	doors, err := openDoors(cfg, doorDeps{handler: func(door string) http.Handler { return o.Handler(api, door) },
-		cloud: cloud, caches: caches, store: store, link: link, log: log, clusterScope: scope == holding.ScopeCluster,
+		cloud: cloud, caches: served, store: store, link: link, log: log, clusterScope: scope == holding.ScopeCluster,
 		keySealer: st.sealer, holdings: holdingsOf(held)})
 	if err != nil {
 		return err

@@ -1,6 +1,7 @@
 package listwatch
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -41,6 +42,15 @@ type Config struct {
 	// HeldFor names, for /readyz?verbose, whom a resource held on
 	// request (Scope.OnRequest) is held for; nil names no one.
 	HeldFor func(schema.GroupVersionResource) []string
+	// Widened are whole copies, held on request for the node's pods, of
+	// resources that Caches hold in part (Scopes): callers other than the
+	// node read them while they are held and Current (see widen.go). At
+	// most one per GVR, each of a configured resource.
+	Widened []*versioncache.Cache
+	// NodeCaller reports whether a request is the node's own, which keeps
+	// the node's partial view of a widened resource; nil lets the door's
+	// marking decide (auth.ForwardTransport: the node, or no door).
+	NodeCaller func(context.Context) bool
 	// Current reports whether a resource held on request is kept current
 	// by its sync; while it is not and the cloud is reachable, reads of
 	// it go to the cloud, never to what is held. nil means always.
@@ -101,6 +111,11 @@ type server struct {
 	onRequest map[*versioncache.Cache]bool
 	// heldFor is Config.HeldFor; never nil.
 	heldFor func(schema.GroupVersionResource) []string
+	// widened is the whole copy of a partially synced resource, by GVR
+	// (Config.Widened).
+	widened map[schema.GroupVersionResource]*versioncache.Cache
+	// nodeCaller is Config.NodeCaller; never nil.
+	nodeCaller func(context.Context) bool
 	// current is Config.Current; never nil.
 	current func(schema.GroupVersionResource) bool
 	// evictedGrace is evictedWriteGrace; tests shorten it.
@@ -121,15 +136,16 @@ func New(cfg Config) (http.Handler, error) {
 // newServer builds the handler state from cfg.
 func newServer(cfg Config) (*server, error) {
 	s := &server{
-		caches:    make([]*versioncache.Cache, 0, len(cfg.Caches)),
-		resources: make(map[schema.GroupVersionResource]*versioncache.Cache, len(cfg.Caches)),
-		connected: cfg.CloudConnected,
-		log:       cfg.Logger,
-		clock:     cfg.Clock,
-		version:   cfg.Version,
-		heldFor:   cfg.HeldFor,
-		current:   cfg.Current,
-		view:      cfg.View,
+		caches:     make([]*versioncache.Cache, 0, len(cfg.Caches)),
+		resources:  make(map[schema.GroupVersionResource]*versioncache.Cache, len(cfg.Caches)),
+		connected:  cfg.CloudConnected,
+		log:        cfg.Logger,
+		clock:      cfg.Clock,
+		version:    cfg.Version,
+		heldFor:    cfg.HeldFor,
+		current:    cfg.Current,
+		nodeCaller: cfg.NodeCaller,
+		view:       cfg.View,
 
 		evictedGrace: evictedWriteGrace,
 	}
@@ -145,6 +161,9 @@ func newServer(cfg Config) (*server, error) {
 	if s.heldFor == nil {
 		s.heldFor = func(schema.GroupVersionResource) []string { return nil }
 	}
+	if s.nodeCaller == nil {
+		s.nodeCaller = actsAsNode
+	}
 	if s.current == nil {
 		s.current = func(schema.GroupVersionResource) bool { return true }
 	}
@@ -156,7 +175,10 @@ func newServer(cfg Config) (*server, error) {
 	if err := s.addScopes(cfg.Scopes); err != nil {
 		return nil, err
 	}
-	s.written = newWrittenFloors(s.caches)
+	if err := s.addWidened(cfg.Widened); err != nil {
+		return nil, err
+	}
+	s.written = newWrittenFloors(append(append([]*versioncache.Cache(nil), s.caches...), cfg.Widened...))
 	if cfg.Cloud != nil {
 		p, err := proxy.New(cfg.Cloud, proxy.Options{Log: s.log, Clock: s.clock, ModifyResponse: s.observeWrite})
 		if err != nil {
@@ -228,6 +250,7 @@ func (s *server) serveResource(w http.ResponseWriter, r *http.Request, gv schema
 		s.serveProxy(w, r)
 		return
 	}
+	t = s.widen(r.Context(), t)
 	if !t.ready() {
 		if s.onRequest[t.cache] {
 			s.serveProxy(w, r) // not held now: the cloud's to answer
@@ -262,6 +285,10 @@ func (s *server) serveResource(w http.ResponseWriter, r *http.Request, gv schema
 	if !t.covers(scope.Request{Namespace: t.namespace, Label: req.opts.LabelSelector, Field: req.pred.Field}) {
 		if s.cloudReachable() {
 			s.serveProxy(w, r)
+			return
+		}
+		if resp.Table() == nil { // only a table for a person may be partial
+			resp.Error(w, narrowerThanAsked(t))
 			return
 		}
 		response.AddWarning(w, limitedWarning(t))

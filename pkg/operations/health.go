@@ -108,10 +108,10 @@ func (o *View) readinessChecks(ctx context.Context) []check {
 	}
 	for i, c := range o.caches {
 		if o.res[i].ForPods {
-			checks = append(checks, o.heldForPodsCheck(o.res[i], c.Ready()))
+			checks = append(checks, o.heldForPodsCheck(i, c.Ready()))
 			continue
 		}
-		checks = append(checks, o.dataLoadedCheck(resourceLabel(o.res[i]), c.Ready()))
+		checks = append(checks, o.dataLoadedCheck(o.labels[i], c.Ready()))
 	}
 	checks = append(checks, check{name: "cloud-link", info: linkInfo, note: true})
 	if o.recovery.Moved() {
@@ -130,7 +130,7 @@ func (o *View) readinessChecks(ctx context.Context) []check {
 		if r.ForPods && !o.caches[i].Ready() {
 			continue // not held: nothing to be stale
 		}
-		checks = append(checks, o.stalenessCheck(resourceLabel(r), up))
+		checks = append(checks, o.stalenessCheck(o.labels[i], up))
 	}
 	return checks
 }

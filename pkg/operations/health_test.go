@@ -1,6 +1,7 @@
 package operations
 
 import (
+	"github.com/apiserver-lite/apiserver-lite/pkg/cloudsync"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -127,5 +128,17 @@ func TestLivezConcurrentProbes(t *testing.T) {
 		if c != http.StatusOK {
 			t.Errorf("request %d: got %d, want 200", i, c)
 		}
+	}
+}
+
+// A whole copy held for pods beside a partial sync gets its own label.
+func TestResourceLabels(t *testing.T) {
+	nodes := schema.GroupVersionResource{Version: "v1", Resource: "nodes"}
+	slices := schema.GroupVersionResource{Group: "discovery.k8s.io", Version: "v1", Resource: "endpointslices"}
+	got := resourceLabels([]cloudsync.Resource{
+		{GVR: nodes, FieldSelector: "metadata.name=n1"}, {GVR: nodes, ForPods: true}, {GVR: slices, ForPods: true}})
+	want := []string{"nodes", "nodes@cluster", "endpointslices.discovery.k8s.io"}
+	if strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("got %v, want %v", got, want)
 	}
 }

@@ -3,7 +3,6 @@ package operations
 import (
 	"strings"
 
-	"github.com/apiserver-lite/apiserver-lite/pkg/cloudsync"
 	"github.com/apiserver-lite/apiserver-lite/pkg/holding/forpods"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
@@ -28,9 +27,9 @@ func (o *View) HeldFor(gvr schema.GroupVersionResource) []string {
 
 // heldForPodsCheck describes a resource held for pods; it never fails:
 // one not held is read through the cloud.
-func (o *View) heldForPodsCheck(r cloudsync.Resource, ready bool) check {
-	c := check{name: "held-for-pods:" + resourceLabel(r)}
-	who := strings.Join(o.HeldFor(r.GVR), ", ")
+func (o *View) heldForPodsCheck(i int, ready bool) check {
+	c := check{name: "held-for-pods:" + o.labels[i]}
+	who := strings.Join(o.HeldFor(o.res[i].GVR), ", ")
 	switch {
 	case ready && who != "":
 		c.info = "held for " + who

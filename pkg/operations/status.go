@@ -48,7 +48,7 @@ func (o *View) status() Status {
 	}
 	for i, c := range o.caches {
 		st := c.Stats()
-		label := resourceLabel(o.res[i])
+		label := o.labels[i]
 		rs := ResourceStatus{Resource: label, Key: o.res[i].Key(), ResourceVersion: st.RV, Ready: st.Ready,
 			Objects: st.Objects, Watchers: st.Watchers, TooSlowWatchers: st.TooSlow}
 		if st.Ready || !o.res[i].ForPods { // one not held has nothing to be stale
@@ -59,7 +59,9 @@ func (o *View) status() Status {
 		if e, ok := o.metrics.LastError(label); ok {
 			rs.LastError = &e
 		}
-		rs.ForPods, rs.HeldFor = o.res[i].ForPods, o.HeldFor(o.res[i].GVR)
+		if o.res[i].ForPods {
+			rs.ForPods, rs.HeldFor = true, o.HeldFor(o.res[i].GVR)
+		}
 		doc.Resources = append(doc.Resources, rs)
 	}
 	return doc

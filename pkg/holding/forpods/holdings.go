@@ -110,8 +110,13 @@ func (m *Holdings) find(a requestinfo.Attributes) *holding {
 	return m.byGVR[schema.GroupVersionResource{Group: a.Group, Version: a.Version, Resource: a.Resource}]
 }
 
-// ForPods reports whether a reads a resource that may be held for pods.
-func (m *Holdings) ForPods(a requestinfo.Attributes) bool { return m.find(a) != nil }
+// ForPods reports whether a reads a resource that may be held for pods
+// and that the node's scope does not sync in part: the node's identity
+// then has no view of it of its own.
+func (m *Holdings) ForPods(a requestinfo.Attributes) bool {
+	h := m.find(a)
+	return h != nil && !h.Widens
+}
 
 // Authorized makes pod an owner of a's resource when a lists or watches
 // it cluster-wide and pod's service account is allowed to own holdings,

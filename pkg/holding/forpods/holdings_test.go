@@ -9,6 +9,7 @@ import (
 	"github.com/apiserver-lite/apiserver-lite/pkg/cloudsync"
 	"github.com/apiserver-lite/apiserver-lite/pkg/listwatch/requestinfo"
 	"github.com/prometheus/client_golang/prometheus/testutil"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
 func TestAuthorizedStartsAHolding(t *testing.T) {
@@ -151,5 +152,23 @@ func TestStoredOwnersNotAllowedAreIgnored(t *testing.T) {
 	eventually(t, "Run to start", func() bool { r.m.mu.Lock(); defer r.m.mu.Unlock(); return r.m.runCtx != nil })
 	if got := r.m.HeldFor(slicesGVR); len(got) != 0 || r.syncs.Load() != 0 {
 		t.Errorf("got owners %v and %d syncs, want none", got, r.syncs.Load())
+	}
+}
+
+// The node's own identity keeps its view of a resource held whole for
+// pods beside its partial sync; a resource only pods' holdings have is
+// asked about per request.
+func TestForPodsLeavesTheNodesViewOfAWidenedResource(t *testing.T) {
+	nodesGVR := schema.GroupVersionResource{Version: "v1", Resource: "nodes"}
+	m := New(Config{Resources: []Held{
+		{Resource: cloudsync.Resource{GVR: nodesGVR, ForPods: true}, Widens: true},
+		{Resource: cloudsync.Resource{GVR: slicesGVR, ForPods: true}}}})
+	for _, tc := range []struct {
+		gvr  schema.GroupVersionResource
+		want bool
+	}{{nodesGVR, false}, {slicesGVR, true}, {podsGVR, false}} {
+		if got := m.ForPods(listAll(tc.gvr)); got != tc.want {
+			t.Errorf("ForPods(%s): got %v, want %v", tc.gvr.Resource, got, tc.want)
+		}
 	}
 }
