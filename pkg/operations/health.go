@@ -106,9 +106,10 @@ func (o *View) readinessChecks(ctx context.Context) []check {
 	if !up {
 		linkInfo = "disconnected (informational, does not affect readiness: the last known state is served)"
 	}
+	held := o.holdingsByKey()
 	for i, c := range o.caches {
 		if o.res[i].ForPods {
-			checks = append(checks, o.heldForPodsCheck(i, c.Ready()))
+			checks = append(checks, o.heldForPodsCheck(i, c.Ready(), held))
 			continue
 		}
 		checks = append(checks, o.dataLoadedCheck(o.labels[i], c.Ready()))

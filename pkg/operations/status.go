@@ -35,6 +35,12 @@ type ResourceStatus struct {
 	// on their own identities; HeldFor names their service accounts.
 	ForPods bool     `json:"forPods,omitempty"`
 	HeldFor []string `json:"heldFor,omitempty"`
+	// Scope is where a resource held for pods is held ("cluster");
+	// Owners are its owner pods (namespace/name); SyncIdentity is the
+	// owner whose token its sync runs on, empty while none does.
+	Scope        string   `json:"scope,omitempty"`
+	Owners       []string `json:"owners,omitempty"`
+	SyncIdentity string   `json:"syncIdentity,omitempty"`
 }
 
 // status builds the running daemon's Status.
@@ -46,6 +52,7 @@ func (o *View) status() Status {
 	if err, _ := o.metrics.CommitState(); err != nil {
 		doc.LastCommitError = err.Error()
 	}
+	held := o.holdingsByKey()
 	for i, c := range o.caches {
 		st := c.Stats()
 		label := o.labels[i]
@@ -59,8 +66,8 @@ func (o *View) status() Status {
 		if e, ok := o.metrics.LastError(label); ok {
 			rs.LastError = &e
 		}
-		if o.res[i].ForPods {
-			rs.ForPods, rs.HeldFor = true, o.HeldFor(o.res[i].GVR)
+		if h, ok := held[o.res[i].Key()]; ok && o.res[i].ForPods {
+			rs.ForPods, rs.HeldFor, rs.Scope, rs.Owners, rs.SyncIdentity = true, h.ServiceAccounts, h.Scope, h.Pods, h.SyncIdentity
 		}
 		doc.Resources = append(doc.Resources, rs)
 	}

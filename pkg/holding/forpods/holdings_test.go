@@ -172,3 +172,32 @@ func TestForPodsLeavesTheNodesViewOfAWidenedResource(t *testing.T) {
 		}
 	}
 }
+
+// Report, the metrics and Current name the sync identity, and lose it
+// once the cloud refuses the last owner.
+func TestSyncIdentityIsVisible(t *testing.T) {
+	r := newRig(t, 16, newMemStore(), proxyPod)
+	r.start(t)
+	eventually(t, "Run to start", func() bool { r.m.mu.Lock(); defer r.m.mu.Unlock(); return r.m.runCtx != nil })
+	r.m.Authorized(context.Background(), proxyPod, listAll(slicesGVR))
+	got := r.m.Report()[1]
+	if got.SyncIdentity != "kube-system/kube-proxy (pod kube-system/kube-proxy-a)" || got.Scope != ScopeCluster || !r.m.Current(slicesGVR) {
+		t.Fatalf("got %+v, current %v; want it synced as kube-proxy, cluster-wide", got, r.m.Current(slicesGVR))
+	}
+	want := `
+# HELP apiserver_lite_pod_holding_sync_identity 1 for the pod and service account whose token a held resource's sync runs on, with where it is held (scope: cluster).
+# TYPE apiserver_lite_pod_holding_sync_identity gauge
+apiserver_lite_pod_holding_sync_identity{pod="kube-system/kube-proxy-a",resource="discovery.k8s.io/v1/endpointslices?forPods=true",scope="cluster",service_account="kube-system/kube-proxy"} 1
+`
+	if err := testutil.CollectAndCompare(r.m.Collector(), strings.NewReader(want), "apiserver_lite_pod_holding_sync_identity"); err != nil {
+		t.Error(err)
+	}
+	h := r.m.byGVR[slicesGVR]
+	r.m.mu.Lock()
+	token := h.identityToken
+	r.m.mu.Unlock()
+	r.m.refused(h, token, 403)
+	if got := r.m.Report()[1]; got.SyncIdentity != "" || r.m.Current(slicesGVR) {
+		t.Errorf("got %+v, current %v after the refusal; want no identity, not current", got, r.m.Current(slicesGVR))
+	}
+}
