@@ -47,9 +47,9 @@ func (o *View) heldForPodsCheck(i int, ready bool, held map[string]forpods.Holdi
 	who := strings.Join(h.ServiceAccounts, ", ")
 	switch {
 	case ready && who != "" && h.SyncIdentity != "":
-		c.info = "held (scope " + h.Scope + ") for " + who + ", synced as " + h.SyncIdentity
+		c.info = "held for " + who + " (scope " + h.Scope + "), synced as " + h.SyncIdentity
 	case ready && who != "" && h.Held:
-		c.info = "held (scope " + h.Scope + ") for " + who + ", no owner syncs it yet: read through the cloud while it is reachable"
+		c.info = "held for " + who + " (scope " + h.Scope + "), no owner syncs it now: read through the cloud while it is reachable"
 	case ready && who != "":
 		c.info = "held for " + who
 	case ready:
