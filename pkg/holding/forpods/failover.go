@@ -21,7 +21,9 @@ import (
 // 401 or 403 to the sync on its token) stops being an owner; it becomes
 // one again only by reading again. With no owner left the holding is
 // orphaned as when its pods leave, and while the cloud is reachable its
-// reads are forwarded (Current).
+// reads are forwarded (Current). A refused pod does not own the holding
+// again while it stays on the node (its volumes and service account do
+// not change); its reads are still served, authorized per request.
 
 // ownerRefused reports whether err is the cloud refusing to mint a token
 // for an owner, as opposed to failing to answer: any 4xx except 429
@@ -78,6 +80,7 @@ func (m *Holdings) dropOwnerLocked(h *holding, pod auth.Pod, why string, err err
 		return
 	}
 	delete(h.owners, pod.UID)
+	h.refused[pod.UID] = pod
 	if h.identity.UID == pod.UID {
 		h.identity, h.identityToken = auth.Pod{}, ""
 	}

@@ -89,6 +89,10 @@ func TestSyncRefusalFailsOver(t *testing.T) {
 				t.Fatalf("got owners %v after an older token's refusal, want both", got)
 			}
 			ts.Refused(first.AccessToken, code)
+			r.m.own(context.Background(), r.m.byGVR[slicesGVR], dnsPod) // it reads again
+			if got := r.m.HeldFor(slicesGVR); !slices.Equal(got, []string{"kube-system/kube-proxy"}) {
+				t.Fatalf("got owners %v after CoreDNS's refusal and new read, want kube-proxy alone", got)
+			}
 			next, err := ts.Token()
 			if err != nil || next.AccessToken != "token-of-"+proxyPod.UID {
 				t.Fatalf("got %v, %v, want kube-proxy's token after CoreDNS's was refused", next, err)

@@ -84,6 +84,9 @@ type holding struct {
 	// is that token, to tell a refusal of it from one of an older token.
 	identity      auth.Pod
 	identityToken string
+	// refused are the pods, by UID, the cloud refused (see failover.go),
+	// while they are on the node: they never own h again.
+	refused map[string]auth.Pod
 }
 
 // New returns Holdings for cfg's resources; Run starts them.
@@ -97,7 +100,7 @@ func New(cfg Config) *Holdings {
 	m := &Holdings{cfg: cfg, log: cfg.Logger.With("component", "held-for-pods"),
 		byGVR: map[schema.GroupVersionResource]*holding{}, stats: newStats()}
 	for _, h := range cfg.Resources {
-		m.byGVR[h.Resource.GVR] = &holding{Held: h, owners: map[string]auth.Pod{}}
+		m.byGVR[h.Resource.GVR] = &holding{Held: h, owners: map[string]auth.Pod{}, refused: map[string]auth.Pod{}}
 	}
 	return m
 }
@@ -154,6 +157,9 @@ func (m *Holdings) Authorized(ctx context.Context, pod auth.Pod, a requestinfo.A
 func (m *Holdings) own(ctx context.Context, h *holding, pod auth.Pod) bool {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	if _, ok := h.refused[pod.UID]; ok {
+		return false // the cloud refused this pod already: it reads, but does not own
+	}
 	if _, ok := h.owners[pod.UID]; !ok {
 		h.owners[pod.UID] = pod
 		if err := m.saveLocked(ctx, h); err != nil {

@@ -114,6 +114,11 @@ func (m *Holdings) reconcile(ctx context.Context) {
 // token in use is bound to one of them, the next request asks for a new
 // one. Holdings.mu must be held.
 func (m *Holdings) pruneOwnersLocked(ctx context.Context, h *holding) {
+	for uid, p := range h.refused {
+		if !m.cfg.PodPresent(p.Namespace, p.Name, uid) {
+			delete(h.refused, uid)
+		}
+	}
 	gone := false
 	for uid, p := range h.owners {
 		if !m.cfg.PodPresent(p.Namespace, p.Name, uid) {
