@@ -7,9 +7,11 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -84,7 +86,9 @@ func createFlannelFixture(t *testing.T, c *framework.Cluster) string {
 	t.Helper()
 	ctx := t.Context()
 	for _, n := range []*corev1.Node{
-		{ObjectMeta: metav1.ObjectMeta{Name: c.NodeName}, Spec: corev1.NodeSpec{PodCIDR: "10.244.0.0/24"}},
+		// A kubelet annotates its Node; flanneld assumes annotations exist.
+		{ObjectMeta: metav1.ObjectMeta{Name: c.NodeName, Annotations: map[string]string{"node.alpha.kubernetes.io/ttl": "0"}},
+			Spec: corev1.NodeSpec{PodCIDR: "10.244.0.0/24"}},
 		{ObjectMeta: metav1.ObjectMeta{Name: peerNode, Annotations: map[string]string{
 			"flannel.alpha.coreos.com/backend-type":        "extension",
 			"flannel.alpha.coreos.com/backend-data":        "null",
@@ -171,4 +175,83 @@ func checkNodesViewOffline(t *testing.T, c *framework.Cluster) {
 		t.Errorf("the node's Table of every Node offline: got %d, Warning %q, %.300s; want its own Node with the Warning",
 			tbl.StatusCode, tbl.Header.Get("Warning"), b)
 	}
+}
+
+// flannelSubnet is what flanneld writes for this node (its podCIDR's
+// first address), and peerSubnet the peer's podCIDR.
+const (
+	flannelSubnet = "FLANNEL_SUBNET=10.244.0.1/24"
+	peerSubnet    = "10.244.1.0/24"
+)
+
+// TestFlannelThroughTheDoor runs a real flanneld (the kube subnet
+// manager, the extension backend that watches every Node) through the
+// pods' door on a pod-bound token of kube-flannel's service account, with
+// the daemon on the node's credentials and a peer Node carrying flannel's
+// annotations. Online it writes this node's subnet file and runs the add
+// command for the peer's subnet; then the cloud stops, the subnet file is
+// removed (as a tmpfs /run is at a reboot), the daemon and flanneld
+// restart, and within 2 minutes flanneld writes the subnet again, runs the
+// peer's add command again and keeps running.
+func TestFlannelThroughTheDoor(t *testing.T) {
+	c := framework.New(t, framework.Options{NodeCredentials: true, Namespaces: []string{flannelNS}})
+	token := createFlannelFixture(t, c)
+	c.StartEdge()
+	kubeconfig := c.WriteDoorKubeconfig("flannel", token)
+	c.StartFlanneld(kubeconfig)
+	t.Run("online", func(t *testing.T) { waitFlannelUp(t, c, 0) })
+
+	c.StopCloud()
+	if err := c.FlanneldProcess().Kill(); err != nil {
+		t.Fatalf("stop flanneld: %v", err)
+	}
+	if err := os.Remove(c.FlannelSubnetFile()); err != nil {
+		t.Fatalf("remove the subnet file: %v", err)
+	}
+	c.KillEdge()
+	c.StartEdge()
+	logged := len(flanneldLog(t, c))
+	c.StartFlanneld(kubeconfig)
+	t.Run("reboot with the cloud stopped", func(t *testing.T) {
+		waitFlannelUp(t, c, logged)
+		time.Sleep(flannelSettle)
+		select {
+		case <-c.FlanneldProcess().Exited():
+			t.Errorf("flanneld exited: %v\n%s", c.FlanneldProcess().ExitErr(), c.FlanneldProcess().Tail(30))
+		default:
+		}
+	})
+}
+
+// flannelSettle is how long flanneld must keep running once up.
+const flannelSettle = 5 * time.Second
+
+// waitFlannelUp waits up to componentSyncTimeout for the subnet file and,
+// in flanneld's log past byte from, the peer's add command.
+func waitFlannelUp(t *testing.T, c *framework.Cluster, from int) {
+	t.Helper()
+	want := "flannel-peer-added " + peerSubnet + " 192.0.2.7"
+	_, err := eventually(t.Context(), componentSyncTimeout, func() (string, error) {
+		b, err := os.ReadFile(c.FlannelSubnetFile())
+		if err != nil || !strings.Contains(string(b), flannelSubnet) {
+			return "", fmt.Errorf("subnet file: %v %q, want %s", err, b, flannelSubnet)
+		}
+		if log := flanneldLog(t, c); !strings.Contains(log[min(from, len(log)):], want) {
+			return "", fmt.Errorf("flanneld has not logged %q", want)
+		}
+		return "", nil
+	})
+	if err != nil {
+		t.Errorf("within %s: %v\n%s", componentSyncTimeout, err, c.FlanneldProcess().Tail(40))
+	}
+}
+
+// flanneldLog is flanneld's whole log.
+func flanneldLog(t *testing.T, c *framework.Cluster) string {
+	t.Helper()
+	b, err := os.ReadFile(c.FlanneldProcess().LogPath)
+	if err != nil {
+		t.Fatalf("read flanneld's log: %v", err)
+	}
+	return string(b)
 }
