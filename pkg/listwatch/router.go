@@ -282,20 +282,29 @@ func (s *server) serveResource(w http.ResponseWriter, r *http.Request, gv schema
 		resp.Error(w, err)
 		return
 	}
-	if !t.covers(scope.Request{Namespace: t.namespace, Label: req.opts.LabelSelector, Field: req.pred.Field}) {
-		if s.cloudReachable() {
-			s.serveProxy(w, r)
-			return
-		}
-		if resp.Table() == nil { // only a table for a person may be partial
-			resp.Error(w, narrowerThanAsked(t))
-			return
-		}
-		response.AddWarning(w, limitedWarning(t))
+	if !t.covers(scope.Request{Namespace: t.namespace, Label: req.opts.LabelSelector, Field: req.pred.Field}) &&
+		s.answerWider(w, r, t, resp) {
+		return
 	}
 	if req.opts.Watch {
 		s.serveWatch(w, r, t, req, resp)
 		return
 	}
 	s.serveList(w, r, t, req, resp)
+}
+
+// answerWider answers a list or watch that asks for more than t holds:
+// the cloud's answer, or offline 503. It reports false, having added a
+// Warning, for a Table offline, which alone is served from what is held.
+func (s *server) answerWider(w http.ResponseWriter, r *http.Request, t target, resp response.Responder) bool {
+	switch {
+	case s.cloudReachable():
+		s.serveProxy(w, r)
+	case resp.Table() == nil: // only a table for a person may be partial
+		resp.Error(w, narrowerThanAsked(t))
+	default:
+		response.AddWarning(w, limitedWarning(t))
+		return false
+	}
+	return true
 }
