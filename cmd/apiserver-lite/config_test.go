@@ -110,6 +110,7 @@ func TestConfigRejectsBadInput(t *testing.T) {
 		{"unknown flag", []string{"--nope"}, "unknown flag"},
 		{"bad yaml", []string{"--node-name=n", "--config", bad}, "read config"},
 		{"missing file", []string{"--node-name=n", "--config", "/does/not/exist.yaml"}, "read config"},
+		{"owner without a namespace", []string{"--node-name=n", "--pod-identity-owners=kube-proxy"}, "pod-identity-owners"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -14,6 +14,7 @@ import (
 	"github.com/apiserver-lite/apiserver-lite/pkg/operations"
 	"github.com/apiserver-lite/apiserver-lite/pkg/versioncache"
 	"github.com/spf13/pflag"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/rest"
 )
 
@@ -25,6 +26,9 @@ type forPodsConfig struct {
 	PodIdentityResources []string `mapstructure:"pod-identity-resources"`
 	// PodIdentityMaxResources bounds how many are held at once.
 	PodIdentityMaxResources int `mapstructure:"pod-identity-max-resources"`
+	// PodIdentityOwners are the service accounts (namespace/name, or
+	// namespace/*) whose pods may own a holding and be its sync identity.
+	PodIdentityOwners []string `mapstructure:"pod-identity-owners"`
 }
 
 func addForPodsFlags(fs *pflag.FlagSet) {
@@ -33,6 +37,9 @@ func addForPodsFlags(fs *pflag.FlagSet) {
 			"on their own service accounts, such as kube-proxy and CoreDNS; empty holds none")
 	fs.Int("pod-identity-max-resources", holding.DefaultMaxPodHeldResources,
 		"resources held for pods at once; reads of others stay the cloud's")
+	fs.StringSlice("pod-identity-owners", forpods.DefaultOwners,
+		"service accounts (namespace/name, or namespace/* for all of a namespace) whose pods may make the node hold a resource "+
+			"and be its sync identity; other pods read held resources, authorized per caller, but never start or sync one")
 }
 
 func (c forPodsConfig) validate() error {
@@ -44,7 +51,8 @@ func (c forPodsConfig) validate() error {
 			return fmt.Errorf("pod-identity-resources: %w", err)
 		}
 	}
-	return nil
+	_, err := forpods.ParseAllowed(c.PodIdentityOwners)
+	return err
 }
 
 // holdingsDeps are what the holdings for pods are wired to.
@@ -68,7 +76,7 @@ func newHoldings(cfg config, d holdingsDeps) (*forpods.Holdings, error) {
 	for i, r := range d.res {
 		switch {
 		case r.ForPods:
-			held = append(held, forpods.Held{Resource: r, Cache: d.caches[i]})
+			held = append(held, forpods.Held{Resource: r, Cache: d.caches[i], Widens: holding.Widens(r, d.res)})
 		case r.GVR == holding.PodsGVR:
 			pods = d.caches[i]
 		}
@@ -80,8 +88,12 @@ func newHoldings(cfg config, d holdingsDeps) (*forpods.Holdings, error) {
 	if err != nil {
 		return nil, err
 	}
-	return forpods.New(forpods.Config{Resources: held, Max: cfg.PodIdentityMaxResources, Pods: pods,
-		PodPresent: holding.HeldPod(d.caches), Mint: mint, Store: d.store, Connected: d.link.Connected, Logger: d.log,
+	owners, err := forpods.ParseAllowed(cfg.PodIdentityOwners) // validated
+	if err != nil {
+		return nil, err
+	}
+	return forpods.New(forpods.Config{Resources: held, Max: cfg.PodIdentityMaxResources, Pods: pods, Owners: owners,
+		PodPresent: holding.HeldPod([]*versioncache.Cache{pods}), Mint: mint, Store: d.store, Connected: d.link.Connected, Logger: d.log,
 		Sync: forpods.CloudSync(forpods.SyncDeps{Cloud: d.cloud, Conns: d.conns, Discovery: d.cl.disc,
 			Store: operations.ObservedStore{Store: d.store, Observer: d.obs}, Link: d.link, Observer: d.obs, Logger: d.log}),
 	}), nil
@@ -101,4 +113,12 @@ func runnerOf(h *forpods.Holdings) func(context.Context) error {
 		return nil
 	}
 	return h.Run
+}
+
+// currentOf is h's Current, or nil.
+func currentOf(h *forpods.Holdings) func(schema.GroupVersionResource) bool {
+	if h == nil {
+		return nil
+	}
+	return h.Current
 }

@@ -6,6 +6,7 @@ import (
 	"github.com/apiserver-lite/apiserver-lite/pkg/cloudsync"
 	"github.com/apiserver-lite/apiserver-lite/pkg/holding"
 	"github.com/apiserver-lite/apiserver-lite/pkg/listwatch"
+	"github.com/apiserver-lite/apiserver-lite/pkg/versioncache"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
@@ -46,12 +47,30 @@ func syncResources(c config) ([]cloudsync.Resource, error) {
 }
 
 // syncScopes is what the local API holds of each synced resource, so it
-// sends reads of anything wider to the cloud.
+// sends reads of anything wider to the cloud. A whole copy held for pods
+// beside a partial sync is the local API's Widened, not a scope.
 func syncScopes(res []cloudsync.Resource) map[schema.GroupVersionResource]listwatch.Scope {
 	out := make(map[schema.GroupVersionResource]listwatch.Scope, len(res))
 	for _, r := range res {
+		if holding.Widens(r, res) {
+			continue
+		}
 		out[r.GVR] = listwatch.Scope{Namespace: r.Namespace, LabelSelector: r.LabelSelector, FieldSelector: r.FieldSelector,
 			Partial: r.OnDemand, OnRequest: r.ForPods}
 	}
 	return out
+}
+
+// splitWidened separates the caches of whole copies held for pods beside
+// a partial sync (see holding.Widens) from the rest, which serve one GVR
+// each.
+func splitWidened(res []cloudsync.Resource, caches []*versioncache.Cache) (main, widened []*versioncache.Cache) {
+	for i, r := range res {
+		if holding.Widens(r, res) {
+			widened = append(widened, caches[i])
+		} else {
+			main = append(main, caches[i])
+		}
+	}
+	return main, widened
 }

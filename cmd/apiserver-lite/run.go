@@ -152,19 +152,21 @@ func serve(ctx context.Context, cfg config, res []cloudsync.Resource, store *met
 	if err != nil {
 		return err
 	}
-	handler, err := listwatch.New(listwatch.Config{Caches: caches, Cloud: cloud, CloudConnected: link.Connected, Logger: log,
-		Version: version, Scopes: syncScopes(res), HeldFor: o.HeldFor, View: kubernetesServiceView(cfg, log)})
+	served, widened := splitWidened(res, caches)
+	handler, err := listwatch.New(listwatch.Config{Caches: served, Widened: widened, Cloud: cloud, CloudConnected: link.Connected,
+		Logger: log, Version: version, Scopes: syncScopes(res), HeldFor: o.HeldFor, Current: currentOf(held),
+		View: kubernetesServiceView(cfg, log)})
 	if err != nil {
 		return fmt.Errorf("local api: %w", err)
 	}
-	api := offline.WithStoredAnswers(handler, res, offline.MetaStore{Store: store}, tokens, caches, cfg.NodeName, link, log)
+	api := offline.WithStoredAnswers(handler, res, offline.MetaStore{Store: store}, tokens, served, cfg.NodeName, link, log)
 	api = routeNamespaced(nsHeld, api)
-	verifier, err := newTokenVerifier(ctx, cfg, cloud, caches, offline.MetaStore{Store: store}, log)
+	verifier, err := newTokenVerifier(ctx, cfg, cloud, served, offline.MetaStore{Store: store}, log)
 	if err != nil {
 		return err
 	}
 	doors, err := openDoors(cfg, doorDeps{handler: func(door string) http.Handler { return o.Handler(api, door) },
-		cloud: cloud, caches: caches, res: res, store: store, link: link, log: log, clusterScope: scope == holding.ScopeCluster,
+		cloud: cloud, caches: served, res: res, store: store, link: link, log: log, clusterScope: scope == holding.ScopeCluster,
 		keySealer: st.sealer, holdings: allHoldings(held, nsHeld), alsoHeld: nsHeld.Holds, local: localVerifier(verifier)})
 	if err != nil {
 		return err

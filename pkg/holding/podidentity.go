@@ -10,8 +10,12 @@ import (
 
 // DefaultPodIdentityResources is what the node's system components read
 // on their own identities (kube-proxy, DNS, CNI agents) and may be held for
-// them: pod-identity-resources by default. Secrets and configmaps are never
-// in it: they are held only if an operator lists them.
+// them: pod-identity-resources by default. Nodes are in it (a CNI agent
+// such as flannel lists every Node to route to its peers; in node scope
+// they are held whole beside the node's own Node); pods are not (every
+// pod of the cluster is the largest list there is): an operator adds
+// v1/pods for a CNI agent that needs them. Secrets and configmaps are
+// never in it: they are held only if an operator lists them.
 var DefaultPodIdentityResources = []string{
 	"v1/services",
 	"v1/endpoints",
@@ -47,29 +51,52 @@ func ParseGVR(s string) (schema.GroupVersionResource, error) {
 }
 
 // PodHeldResources returns the resources of list that may be held for the
-// node's pods: every one that synced (the scope's own resources) does not
-// already hold, whole and cluster-wide. A resource the scope syncs in part
-// (node scope's own Node) stays forwarded beyond that part. Without the
-// node's pods synced none is: who holds what follows them.
+// node's pods, whole and cluster-wide: every one that synced (the scope's
+// own resources) does not hold, and every one it syncs only in part by a
+// selector or namespace (node scope's own Node and pods), held whole
+// beside the node's partial view (widened). One held by name (node
+// scope's secrets and configmaps) is not widened. Without the node's pods
+// synced none is: who holds what follows them.
 func PodHeldResources(list []string, synced []cloudsync.Resource) ([]cloudsync.Resource, error) {
-	have := map[schema.GroupVersionResource]bool{}
+	have := map[schema.GroupVersionResource]cloudsync.Resource{}
 	for _, r := range synced {
-		have[r.GVR] = true
+		have[r.GVR] = r
 	}
-	if !have[PodsGVR] {
+	if _, ok := have[PodsGVR]; !ok {
 		return nil, nil
 	}
+	seen := map[schema.GroupVersionResource]bool{}
 	var out []cloudsync.Resource
 	for _, s := range list {
 		gvr, err := ParseGVR(s)
 		if err != nil {
 			return nil, fmt.Errorf("pod-identity-resources: %w", err)
 		}
-		if have[gvr] || gvr == PodsGVR {
-			continue // the pods held are the node's; others' stay the cloud's
+		if r, ok := have[gvr]; seen[gvr] || (ok && !heldInPart(r)) {
+			continue
 		}
-		have[gvr] = true
+		seen[gvr] = true
 		out = append(out, cloudsync.Resource{GVR: gvr, ForPods: true})
 	}
 	return out, nil
+}
+
+// heldInPart reports whether r syncs part of its resource chosen by a
+// selector or namespace.
+func heldInPart(r cloudsync.Resource) bool {
+	return !r.OnDemand && (r.Namespace != "" || r.LabelSelector != "" || r.FieldSelector != "")
+}
+
+// Widens reports whether r, held for pods, is the whole copy of a
+// resource synced reports synced in part.
+func Widens(r cloudsync.Resource, synced []cloudsync.Resource) bool {
+	if !r.ForPods {
+		return false
+	}
+	for _, s := range synced {
+		if s.GVR == r.GVR && !s.ForPods {
+			return true
+		}
+	}
+	return false
 }

@@ -16,11 +16,13 @@ func TestPodHeldResources(t *testing.T) {
 		want    []string
 		wantErr string
 	}{
-		{"node scope: what the node's set lacks", DefaultPodIdentityResources, NodeResources("n1"),
+		{"node scope: what the node's set lacks, and Nodes whole", DefaultPodIdentityResources, NodeResources("n1"),
 			[]string{"/v1/endpoints?forPods=true", "discovery.k8s.io/v1/endpointslices?forPods=true", "/v1/namespaces?forPods=true",
-				"networking.k8s.io/v1/servicecidrs?forPods=true", "networking.k8s.io/v1/ingressclasses?forPods=true",
+				"/v1/nodes?forPods=true", "networking.k8s.io/v1/servicecidrs?forPods=true", "networking.k8s.io/v1/ingressclasses?forPods=true",
 				"networking.k8s.io/v1/networkpolicies?forPods=true"}, ""},
-		{"pods are never held for pods", []string{"v1/pods", "v1/pods"}, pods, nil, ""},
+		{"pods whole beside the node's, once", []string{"v1/pods", "v1/pods"}, pods, []string{"/v1/pods?forPods=true"}, ""},
+		{"secrets held by name are not widened", []string{"v1/secrets", "v1/services"}, NodeResources("n1"), nil, ""},
+		{"a whole synced resource is not repeated", []string{"v1/pods"}, []cloudsync.Resource{{GVR: PodsGVR}}, nil, ""},
 		{"a duplicate once", []string{"v1/endpoints", "v1/endpoints"}, pods, []string{"/v1/endpoints?forPods=true"}, ""},
 		{"none without the node's pods", []string{"v1/endpoints"}, nil, nil, ""},
 		{"bad entry", []string{"endpoints"}, pods, nil, "want group/version/resource"},

@@ -6,13 +6,15 @@ import (
 	"github.com/apiserver-lite/apiserver-lite/pkg/versioncache"
 )
 
-// HeldPod finds a pod by namespace, name and uid in the pods cache that
-// is not being deleted; with no pods cache no bound token is accepted
-// offline.
+// HeldPod finds a pod by namespace, name and uid in the node's pods cache
+// (the first of caches) that is not being deleted; with no pods cache no
+// bound token is accepted offline. A whole copy of every pod held for
+// pods comes after the node's and is never consulted: only a pod on this
+// node may be a caller's.
 func HeldPod(caches []*versioncache.Cache) func(namespace, name, uid string) bool {
 	var cache *versioncache.Cache
 	for _, c := range caches {
-		if c.GVR() == PodsGVR {
+		if c.GVR() == PodsGVR && cache == nil {
 			cache = c
 		}
 	}

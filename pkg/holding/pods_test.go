@@ -31,3 +31,20 @@ func TestHeldPod(t *testing.T) {
 		t.Fatal("found a pod without a pods cache")
 	}
 }
+
+// A whole copy of every pod, held for pods after the node's own pods
+// cache, never makes another node's pod a caller here.
+func TestHeldPodReadsTheNodesPodsOnly(t *testing.T) {
+	gvr := schema.GroupVersionResource{Version: "v1", Resource: "pods"}
+	own, whole := versioncache.New(gvr, 10), versioncache.New(gvr, 10)
+	elsewhere, err := versioncache.NewObject([]byte(`{"apiVersion":"v1","kind":"Pod","metadata":{"namespace":"a","name":"p",` +
+		`"uid":"u1","resourceVersion":"5"}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	own.Replace(nil, 5)
+	whole.Replace([]*versioncache.Object{elsewhere}, 5)
+	if HeldPod([]*versioncache.Cache{own, whole})("a", "p", "u1") {
+		t.Fatal("got another node's pod found in the whole copy, want only the node's pods read")
+	}
+}

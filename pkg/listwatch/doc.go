@@ -32,7 +32,11 @@
 //
 // Here files are named by what they do: router.go wires the routes,
 // resolve.go maps a path to a cached resource, options.go parses query
-// parameters, held.go sends reads outside the synced scope to the cloud,
+// parameters, held.go sends reads outside the synced scope to the cloud
+// (offline a wider list or watch is 503 for every caller: only a Table may
+// be the partial set, with a Warning), widen.go serves a pod identity's
+// read from the whole copy of a resource the sync holds in part (the
+// node's identity keeps the partial view),
 // get.go, list.go, watch.go and watchlist.go serve reads, wait.go waits for
 // a too large resourceVersion, writes.go forwards to the cloud and keeps
 // read-your-writes, health.go serves /healthz, /livez and /readyz,

@@ -13,8 +13,10 @@ import (
 // the scope its resource is synced with (the kubelet's pods with
 // spec.nodeName=<node>), so a read that names more than that is the
 // cloud's to answer while it is reachable. Offline, a get of an object
-// that is not held is 503 (never an invented 404), and a wider list or
-// watch is answered from what is held, with a Warning naming the scope.
+// that is not held is 503 (never an invented 404), and so is a wider list
+// or watch: an informer would take the partial set for the whole cluster
+// whatever Warning it carried. Only a Table (kubectl printing for a
+// person) is answered from what is held, with a Warning naming the scope.
 
 // addScopes records the synced scope of each configured resource.
 func (s *server) addScopes(scopes map[schema.GroupVersionResource]Scope) error {

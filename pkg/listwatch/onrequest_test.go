@@ -3,6 +3,7 @@ package listwatch
 import (
 	"net/http"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -18,10 +19,14 @@ func TestOnRequestResource(t *testing.T) {
 	t.Cleanup(dormant.Close)
 	cloud := newFakeCloud(t)
 	holders := []string{}
+	var current, online atomic.Bool
+	current.Store(true)
+	online.Store(true)
 	srv := MustServer(t, Config{Caches: []*versioncache.Cache{f.pods, dormant}, Cloud: cloud.config(),
-		CloudConnected: func() bool { return true },
+		CloudConnected: online.Load,
 		Scopes:         map[schema.GroupVersionResource]Scope{leasesGVR: {OnRequest: true}},
-		HeldFor:        func(schema.GroupVersionResource) []string { return holders }})
+		HeldFor:        func(schema.GroupVersionResource) []string { return holders },
+		Current:        func(schema.GroupVersionResource) bool { return current.Load() }})
 	path := "/apis/coordination.k8s.io/v1/leases"
 
 	r := MustGet(t, srv.URL+path)
@@ -46,5 +51,16 @@ func TestOnRequestResource(t *testing.T) {
 	r = MustGet(t, srv.URL+"/readyz?verbose")
 	if want := "[+]cache:leases.coordination.k8s.io held for kube-system/kube-proxy\n"; r.code != 200 || !strings.Contains(r.body, want) {
 		t.Errorf("readyz once held: got %d %q, want 200 with %q", r.code, r.body, want)
+	}
+
+	current.Store(false) // no owner can sync
+	r = MustGet(t, srv.URL+path)
+	if r.code != http.StatusCreated || r.body != cloudAnswer {
+		t.Errorf("list while held but not current, cloud up: got %d %q, want the cloud's answer", r.code, r.body)
+	}
+	online.Store(false)
+	r = MustGet(t, srv.URL+path)
+	if r.code != http.StatusOK || !strings.Contains(r.body, `"node-a"`) {
+		t.Errorf("list while not current, cloud away: got %d %q, want the held lease", r.code, r.body)
 	}
 }

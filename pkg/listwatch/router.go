@@ -1,6 +1,7 @@
 package listwatch
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -41,6 +42,19 @@ type Config struct {
 	// HeldFor names, for /readyz?verbose, whom a resource held on
 	// request (Scope.OnRequest) is held for; nil names no one.
 	HeldFor func(schema.GroupVersionResource) []string
+	// Widened are whole copies, held on request for the node's pods, of
+	// resources that Caches hold in part (Scopes): callers other than the
+	// node read them while they are held and Current (see widen.go). At
+	// most one per GVR, each of a configured resource.
+	Widened []*versioncache.Cache
+	// NodeCaller reports whether a request is the node's own, which keeps
+	// the node's partial view of a widened resource; nil lets the door's
+	// marking decide (caller.ForwardTransport: the node, or no door).
+	NodeCaller func(context.Context) bool
+	// Current reports whether a resource held on request is kept current
+	// by its sync; while it is not and the cloud is reachable, reads of
+	// it go to the cloud, never to what is held. nil means always.
+	Current func(schema.GroupVersionResource) bool
 	// View rewrites objects for some callers (see view.go); nil shows
 	// every caller the cached objects.
 	View View
@@ -97,6 +111,13 @@ type server struct {
 	onRequest map[*versioncache.Cache]bool
 	// heldFor is Config.HeldFor; never nil.
 	heldFor func(schema.GroupVersionResource) []string
+	// widened is the whole copy of a partially synced resource, by GVR
+	// (Config.Widened).
+	widened map[schema.GroupVersionResource]*versioncache.Cache
+	// nodeCaller is Config.NodeCaller; never nil.
+	nodeCaller func(context.Context) bool
+	// current is Config.Current; never nil.
+	current func(schema.GroupVersionResource) bool
 	// evictedGrace is evictedWriteGrace; tests shorten it.
 	evictedGrace time.Duration
 	// view rewrites objects for some callers; nil for none.
@@ -115,14 +136,16 @@ func New(cfg Config) (http.Handler, error) {
 // newServer builds the handler state from cfg.
 func newServer(cfg Config) (*server, error) {
 	s := &server{
-		caches:    make([]*versioncache.Cache, 0, len(cfg.Caches)),
-		resources: make(map[schema.GroupVersionResource]*versioncache.Cache, len(cfg.Caches)),
-		connected: cfg.CloudConnected,
-		log:       cfg.Logger,
-		clock:     cfg.Clock,
-		version:   cfg.Version,
-		heldFor:   cfg.HeldFor,
-		view:      cfg.View,
+		caches:     make([]*versioncache.Cache, 0, len(cfg.Caches)),
+		resources:  make(map[schema.GroupVersionResource]*versioncache.Cache, len(cfg.Caches)),
+		connected:  cfg.CloudConnected,
+		log:        cfg.Logger,
+		clock:      cfg.Clock,
+		version:    cfg.Version,
+		heldFor:    cfg.HeldFor,
+		current:    cfg.Current,
+		nodeCaller: cfg.NodeCaller,
+		view:       cfg.View,
 
 		evictedGrace: evictedWriteGrace,
 	}
@@ -138,6 +161,12 @@ func newServer(cfg Config) (*server, error) {
 	if s.heldFor == nil {
 		s.heldFor = func(schema.GroupVersionResource) []string { return nil }
 	}
+	if s.nodeCaller == nil {
+		s.nodeCaller = actsAsNode
+	}
+	if s.current == nil {
+		s.current = func(schema.GroupVersionResource) bool { return true }
+	}
 	for i, c := range cfg.Caches {
 		if err := s.addCache(c); err != nil {
 			return nil, fmt.Errorf("cache %d: %w", i, err)
@@ -146,7 +175,10 @@ func newServer(cfg Config) (*server, error) {
 	if err := s.addScopes(cfg.Scopes); err != nil {
 		return nil, err
 	}
-	s.written = newWrittenFloors(s.caches)
+	if err := s.addWidened(cfg.Widened); err != nil {
+		return nil, err
+	}
+	s.written = newWrittenFloors(append(append([]*versioncache.Cache(nil), s.caches...), cfg.Widened...))
 	if cfg.Cloud != nil {
 		p, err := proxy.New(cfg.Cloud, proxy.Options{Log: s.log, Clock: s.clock, ModifyResponse: s.observeWrite})
 		if err != nil {
@@ -218,12 +250,17 @@ func (s *server) serveResource(w http.ResponseWriter, r *http.Request, gv schema
 		s.serveProxy(w, r)
 		return
 	}
+	t = s.widen(r.Context(), t)
 	if !t.ready() {
 		if s.onRequest[t.cache] {
 			s.serveProxy(w, r) // not held now: the cloud's to answer
 			return
 		}
 		response.WriteError(w, response.StorageInitializing())
+		return
+	}
+	if s.onRequest[t.cache] && s.cloudReachable() && !s.current(t.gvr) {
+		s.serveProxy(w, r) // held but not kept current: never stale while the cloud answers
 		return
 	}
 	t.view = s.viewFor(r.Context(), t.gvr)
@@ -245,16 +282,29 @@ func (s *server) serveResource(w http.ResponseWriter, r *http.Request, gv schema
 		resp.Error(w, err)
 		return
 	}
-	if !t.covers(scope.Request{Namespace: t.namespace, Label: req.opts.LabelSelector, Field: req.pred.Field}) {
-		if s.cloudReachable() {
-			s.serveProxy(w, r)
-			return
-		}
-		response.AddWarning(w, limitedWarning(t))
+	if !t.covers(scope.Request{Namespace: t.namespace, Label: req.opts.LabelSelector, Field: req.pred.Field}) &&
+		s.answerWider(w, r, t, resp) {
+		return
 	}
 	if req.opts.Watch {
 		s.serveWatch(w, r, t, req, resp)
 		return
 	}
 	s.serveList(w, r, t, req, resp)
+}
+
+// answerWider answers a list or watch that asks for more than t holds:
+// the cloud's answer, or offline 503. It reports false, having added a
+// Warning, for a Table offline, which alone is served from what is held.
+func (s *server) answerWider(w http.ResponseWriter, r *http.Request, t target, resp response.Responder) bool {
+	switch {
+	case s.cloudReachable():
+		s.serveProxy(w, r)
+	case resp.Table() == nil: // only a table for a person may be partial
+		resp.Error(w, narrowerThanAsked(t))
+	default:
+		response.AddWarning(w, limitedWarning(t))
+		return false
+	}
+	return true
 }

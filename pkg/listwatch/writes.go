@@ -86,6 +86,9 @@ func (s *server) observeWrite(resp *http.Response) error {
 	}
 	if rv, ok := proxy.WrittenRV(resp); ok {
 		s.recordWrite(c, rv)
+		if w := s.widened[c.GVR()]; w != nil {
+			s.recordWrite(w, rv) // the same cloud resourceVersions
+		}
 	}
 	return nil
 }

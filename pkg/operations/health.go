@@ -106,12 +106,13 @@ func (o *View) readinessChecks(ctx context.Context) []check {
 	if !up {
 		linkInfo = "disconnected (informational, does not affect readiness: the last known state is served)"
 	}
+	held := o.holdingsByKey()
 	for i, c := range o.caches {
 		if o.res[i].ForPods {
-			checks = append(checks, o.heldForPodsCheck(o.res[i], c.Ready()))
+			checks = append(checks, o.heldForPodsCheck(i, c.Ready(), held))
 			continue
 		}
-		checks = append(checks, o.dataLoadedCheck(resourceLabel(o.res[i]), c.Ready()))
+		checks = append(checks, o.dataLoadedCheck(o.labels[i], c.Ready()))
 	}
 	checks = append(checks, o.namespacedChecks()...)
 	checks = append(checks, check{name: "cloud-link", info: linkInfo, note: true})
@@ -131,7 +132,7 @@ func (o *View) readinessChecks(ctx context.Context) []check {
 		if r.ForPods && !o.caches[i].Ready() {
 			continue // not held: nothing to be stale
 		}
-		checks = append(checks, o.stalenessCheck(resourceLabel(r), up))
+		checks = append(checks, o.stalenessCheck(o.labels[i], up))
 	}
 	return checks
 }
@@ -151,18 +152,23 @@ func (o *View) dataLoadedCheck(name string, ready bool) check {
 	return c
 }
 
+// stalenessCheck fails while the cloud is reachable and name heard
+// nothing from it for longer than max-staleness; one never heard from
+// counts from the daemon's start.
 func (o *View) stalenessCheck(name string, up bool) check {
 	c := check{name: "staleness:" + name}
 	age, heard := o.metrics.Staleness(name)
+	since, behind := "since the last cloud event or bookmark", "behind"
+	if !heard {
+		since, behind = "since start, never heard from the cloud", "behind, never heard from since start"
+	}
 	switch {
-	case !heard:
-		c.info = "not heard from the cloud since start"
 	case !up:
-		c.info = fmt.Sprintf("%s behind, cloud unreachable (does not affect readiness)", age.Round(time.Second))
+		c.info = fmt.Sprintf("%s %s, cloud unreachable (does not affect readiness)", age.Round(time.Second), behind)
 	case age > o.maxStaleness:
-		c.err = fmt.Errorf("%s since the last cloud event or bookmark, max-staleness is %s", age.Round(time.Second), o.maxStaleness)
+		c.err = fmt.Errorf("%s %s, max-staleness is %s", age.Round(time.Second), since, o.maxStaleness)
 	default:
-		c.info = fmt.Sprintf("%s since the last cloud event or bookmark", age.Round(time.Second))
+		c.info = fmt.Sprintf("%s %s", age.Round(time.Second), since)
 	}
 	return c
 }

@@ -1,6 +1,7 @@
 package operations
 
 import (
+	"github.com/apiserver-lite/apiserver-lite/pkg/cloudsync"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -82,8 +83,15 @@ func TestDataLoadedCheck(t *testing.T) {
 func TestStalenessCheck(t *testing.T) {
 	clk := clocktesting.NewFakeClock(time.Unix(0, 0))
 	o := newTestView(clk)
-	if c := o.stalenessCheck("pods", true); c.err != nil || !strings.Contains(c.info, "not heard") {
+	if c := o.stalenessCheck("pods", true); c.err != nil || !strings.Contains(c.info, "never heard") {
 		t.Errorf("never heard: got %+v, want ok with a note", c)
+	}
+	clk.Step(2 * time.Minute)
+	if c := o.stalenessCheck("pods", true); c.err == nil || !strings.Contains(c.err.Error(), "2m0s since start, never heard") {
+		t.Errorf("never heard past max-staleness online: got %+v, want a failure", c)
+	}
+	if c := o.stalenessCheck("pods", false); c.err != nil {
+		t.Errorf("never heard offline: got %v, want ok", c.err)
 	}
 	o.metrics.CloudHeard("pods")
 	clk.Step(30 * time.Second)
@@ -120,5 +128,17 @@ func TestLivezConcurrentProbes(t *testing.T) {
 		if c != http.StatusOK {
 			t.Errorf("request %d: got %d, want 200", i, c)
 		}
+	}
+}
+
+// A whole copy held for pods beside a partial sync gets its own label.
+func TestResourceLabels(t *testing.T) {
+	nodes := schema.GroupVersionResource{Version: "v1", Resource: "nodes"}
+	slices := schema.GroupVersionResource{Group: "discovery.k8s.io", Version: "v1", Resource: "endpointslices"}
+	got := resourceLabels([]cloudsync.Resource{
+		{GVR: nodes, FieldSelector: "metadata.name=n1"}, {GVR: nodes, ForPods: true}, {GVR: slices, ForPods: true}})
+	want := []string{"nodes", "nodes@cluster", "endpointslices.discovery.k8s.io"}
+	if strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("got %v, want %v", got, want)
 	}
 }

@@ -66,7 +66,10 @@ func addStoredOwners(ctx context.Context, path string, doc *Status) error {
 	}
 	for i, r := range doc.Resources {
 		if r.ForPods {
-			doc.Resources[i].HeldFor = forpods.StoredServiceAccounts(rep.Meta[forpods.OwnersKey(r.Key)])
+			stored := rep.Meta[forpods.OwnersKey(r.Key)]
+			doc.Resources[i].HeldFor = forpods.StoredServiceAccounts(stored)
+			doc.Resources[i].Owners = forpods.StoredPods(stored)
+			doc.Resources[i].Scope = forpods.ScopeCluster
 		}
 	}
 	return nil

@@ -43,8 +43,9 @@ func TestInspectNamesHoldingsForPods(t *testing.T) {
 	for _, r := range doc.Resources {
 		got[r.Key] = r
 	}
-	if r := got[held]; !r.ForPods || !slices.Equal(r.HeldFor, []string{"kube-system/coredns", "kube-system/kube-proxy"}) {
-		t.Errorf("held resource: got %+v, want it held for coredns and kube-proxy", r)
+	if r := got[held]; !r.ForPods || !slices.Equal(r.HeldFor, []string{"kube-system/coredns", "kube-system/kube-proxy"}) ||
+		r.Scope != forpods.ScopeCluster || !slices.Equal(r.Owners, []string{"kube-system/coredns-a", "kube-system/kube-proxy-a"}) {
+		t.Errorf("held resource: got %+v, want it held cluster-wide for coredns's and kube-proxy's pods", r)
 	}
 	if r := got[node]; r.ForPods || r.HeldFor != nil {
 		t.Errorf("the node's resource: got %+v, want it held for no pod", r)
@@ -53,7 +54,7 @@ func TestInspectNamesHoldingsForPods(t *testing.T) {
 	if err := RenderTable(&b, doc); err != nil {
 		t.Fatal(err)
 	}
-	want := "endpointslices.discovery.k8s.io  kube-system/coredns,kube-system/kube-proxy"
+	want := "endpointslices.discovery.k8s.io  cluster  kube-system/coredns,kube-system/kube-proxy  -"
 	if !strings.Contains(b.String(), "HELD FOR PODS") || !strings.Contains(b.String(), want) {
 		t.Errorf("table:\n%s\nwant a HELD FOR PODS block with %q", b.String(), want)
 	}

@@ -8,10 +8,34 @@ import (
 	"github.com/apiserver-lite/apiserver-lite/pkg/metastore"
 )
 
+// WholeSuffix labels the whole copy, held for pods, of a resource the
+// scope syncs in part ("nodes@cluster" beside the node's own "nodes").
+const WholeSuffix = "@cluster"
+
 // resourceLabel names a resource in metrics, health and status: its
 // group-resource, as kube-apiserver's metrics do ("pods",
 // "leases.coordination.k8s.io").
 func resourceLabel(r cloudsync.Resource) string { return r.GVR.GroupResource().String() }
+
+// resourceLabels names each of res: its resourceLabel, with WholeSuffix
+// for one held for pods whose resource another of res syncs in part, so
+// no two share a label.
+func resourceLabels(res []cloudsync.Resource) []string {
+	synced := map[string]bool{}
+	for _, r := range res {
+		if !r.ForPods {
+			synced[resourceLabel(r)] = true
+		}
+	}
+	out := make([]string, len(res))
+	for i, r := range res {
+		out[i] = resourceLabel(r)
+		if r.ForPods && synced[out[i]] {
+			out[i] += WholeSuffix
+		}
+	}
+	return out
+}
 
 // Observer forwards the sync loops' progress to the metrics, keyed by the
 // resource's label rather than its storage key.
@@ -23,8 +47,9 @@ type Observer struct {
 // NewObserver returns the Observer of res's sync loops for m.
 func NewObserver(m *metrics.Metrics, res []cloudsync.Resource) *Observer {
 	o := &Observer{m: m, labels: make(map[string]string, len(res))}
-	for _, r := range res {
-		o.labels[r.Key()] = resourceLabel(r)
+	labels := resourceLabels(res)
+	for i, r := range res {
+		o.labels[r.Key()] = labels[i]
 	}
 	return o
 }

@@ -74,14 +74,14 @@ func renderHeldForPods(out io.Writer, doc Status) error {
 		}
 		if !header {
 			fmt.Fprintln(out)
-			fmt.Fprintln(tw, "HELD FOR PODS\tSERVICE ACCOUNTS")
+			fmt.Fprintln(tw, "HELD FOR PODS\tSCOPE\tSERVICE ACCOUNTS\tSYNC IDENTITY")
 			header = true
 		}
 		who := strings.Join(r.HeldFor, ",")
 		if who == "" {
 			who = "- (not held: read through the cloud)"
 		}
-		fmt.Fprintf(tw, "%s\t%s\n", r.Resource, who)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", r.Resource, dash(r.Scope), who, dash(r.SyncIdentity))
 	}
 	return tw.Flush()
 }
@@ -116,4 +116,12 @@ func renderStored(out io.Writer, doc Status) error {
 		fmt.Fprintf(tw, "%s\t%d\t%d\n", s.Kind, s.Count, s.Bytes)
 	}
 	return tw.Flush()
+}
+
+// dash is s, or "-" when empty.
+func dash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
 }

@@ -48,6 +48,12 @@ type ResourceStatus struct {
 	// on their own identities; HeldFor names their service accounts.
 	ForPods bool     `json:"forPods,omitempty"`
 	HeldFor []string `json:"heldFor,omitempty"`
+	// Scope is where a resource held for pods is held ("cluster");
+	// Owners are its owner pods (namespace/name); SyncIdentity is the
+	// owner whose token its sync runs on, empty while none does.
+	Scope        string   `json:"scope,omitempty"`
+	Owners       []string `json:"owners,omitempty"`
+	SyncIdentity string   `json:"syncIdentity,omitempty"`
 }
 
 // status builds the running daemon's Status.
@@ -59,19 +65,23 @@ func (o *View) status() Status {
 	if err, _ := o.metrics.CommitState(); err != nil {
 		doc.LastCommitError = err.Error()
 	}
+	held := o.holdingsByKey()
 	for i, c := range o.caches {
 		st := c.Stats()
-		label := resourceLabel(o.res[i])
+		label := o.labels[i]
 		rs := ResourceStatus{Resource: label, Key: o.res[i].Key(), ResourceVersion: st.RV, Ready: st.Ready,
 			Objects: st.Objects, Watchers: st.Watchers, TooSlowWatchers: st.TooSlow}
-		if age, ok := o.metrics.Staleness(label); ok {
+		if st.Ready || !o.res[i].ForPods { // one not held has nothing to be stale
+			age, _ := o.metrics.Staleness(label)
 			s := age.Seconds()
 			rs.StalenessSeconds = &s
 		}
 		if e, ok := o.metrics.LastError(label); ok {
 			rs.LastError = &e
 		}
-		rs.ForPods, rs.HeldFor = o.res[i].ForPods, o.HeldFor(o.res[i].GVR)
+		if h, ok := held[o.res[i].Key()]; ok && o.res[i].ForPods {
+			rs.ForPods, rs.HeldFor, rs.Scope, rs.Owners, rs.SyncIdentity = true, h.ServiceAccounts, h.Scope, h.Pods, h.SyncIdentity
+		}
 		doc.Resources = append(doc.Resources, rs)
 	}
 	doc.Holdings = o.namespacedStatus()

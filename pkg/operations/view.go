@@ -49,6 +49,7 @@ type Config struct {
 type View struct {
 	node         string
 	res          []cloudsync.Resource
+	labels       []string              // labels[i] names res[i] (resourceLabels)
 	caches       []*versioncache.Cache // caches[i] serves res[i]
 	link         func() bool
 	metrics      *metrics.Metrics
@@ -87,7 +88,7 @@ type View struct {
 
 // New returns the operational view of c, with its metrics.
 func New(c Config) *View {
-	o := &View{node: c.Node, res: c.Resources, caches: c.Caches, link: c.Link, store: c.Store,
+	o := &View{node: c.Node, res: c.Resources, labels: resourceLabels(c.Resources), caches: c.Caches, link: c.Link, store: c.Store,
 		clock: c.Clock, maxStaleness: c.MaxStaleness, recovery: c.Recovery, sealed: c.Sealed}
 	o.metrics = metrics.New(o.clock, metrics.Sources{Resources: o.resourceStats, LinkUp: c.Link})
 	return o
@@ -107,8 +108,9 @@ func (o *View) resourceStats() []metrics.ResourceStats {
 	out := make([]metrics.ResourceStats, len(o.caches))
 	for i, c := range o.caches {
 		st := c.Stats()
-		out[i] = metrics.ResourceStats{Resource: resourceLabel(o.res[i]), Ready: st.Ready, RV: st.RV,
-			Objects: st.Objects, Events: st.Events, Watchers: st.Watchers, TooSlow: st.TooSlow}
+		out[i] = metrics.ResourceStats{Resource: o.labels[i], Ready: st.Ready, RV: st.RV,
+			Objects: st.Objects, Events: st.Events, Watchers: st.Watchers, TooSlow: st.TooSlow,
+			Idle: o.res[i].ForPods && !st.Ready}
 	}
 	return out
 }
@@ -136,7 +138,7 @@ func (o *View) Handler(api http.Handler, door string) http.Handler {
 	mux.Handle("/", api)
 	known := map[string]bool{}
 	for _, r := range o.res {
-		known[resourceLabel(r)] = true
+		known[resourceLabel(r)] = true // requests name the group-resource
 	}
 	return o.metrics.Instrument(mux, door, func(gr string) bool { return known[gr] })
 }
@@ -155,7 +157,8 @@ func (o *View) StatusLine() string {
 			loadable++
 		}
 		watchers += st.Watchers
-		if age, ok := o.metrics.Staleness(resourceLabel(o.res[i])); ok {
+		if st.Ready || !o.res[i].ForPods {
+			age, _ := o.metrics.Staleness(o.labels[i])
 			stalest = max(stalest, age)
 		}
 	}

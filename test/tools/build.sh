@@ -1,15 +1,18 @@
 #!/usr/bin/env bash
 # Builds the real control plane and clients the e2e tests run against:
 # etcd, kube-apiserver, kubectl and kubemark (a hollow kubelet or
-# kube-proxy), and CoreDNS, from the wrapper modules next to this script,
-# using only the Go toolchain and the module proxy.
+# kube-proxy), CoreDNS and flanneld, from the wrapper modules next to this
+# script, using only the Go toolchain and the module proxy. flanneld's
+# package main (the module's root) is copied from the module cache into a
+# temporary dir at build time, without the tencentvpc backend's import
+# (its SDK module is not served), and built with the wrapper's go.mod.
 #
 # Binaries are cached per version under
 #   ${APISERVER_LITE_TOOLS_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/apiserver-lite/tools}/<version>/
 # and each is built only when missing, so only the first run pays for the
 # build (several minutes for kube-apiserver). CoreDNS, whose version the
 # dir name does not carry, is built as coredns-<version> and linked as
-# coredns. Each binary is built under a
+# coredns; flanneld likewise. Each binary is built under a
 # temporary name and renamed into place, so an interrupted build never leaves
 # a truncated binary behind.
 #
@@ -48,6 +51,7 @@ module_version() {
 etcd_version="$(module_version "$here/etcd/go.mod" go.etcd.io/etcd/server/v3)"
 kube_version="$(module_version "$here/kubernetes/go.mod" k8s.io/kubernetes)"
 coredns_version="$(module_version "$here/coredns/go.mod" github.com/coredns/coredns)"
+flannel_version="$(module_version "$here/flannel/go.mod" github.com/flannel-io/flannel)"
 platform="$(go env GOOS)-$(go env GOARCH)"
 version="kubernetes-${kube_version}_etcd-${etcd_version}_${platform}"
 tools_dir="${APISERVER_LITE_TOOLS_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/apiserver-lite/tools}"
@@ -106,6 +110,32 @@ build_one kubernetes k8s.io/kubernetes/cmd/kubemark kubemark -ldflags "$kube_ldf
 # version in its file name, and coredns points at the one go.mod pins.
 build_one coredns github.com/coredns/coredns "coredns-$coredns_version"
 ln -sfn "coredns-$coredns_version" "$bin_dir/coredns"
+
+# build_flanneld builds flanneld-<version> from the flannel module's own
+# package main, copied out of the module cache, unless it exists.
+build_flanneld() {
+	local name="flanneld-$flannel_version" src dir
+	local out="$bin_dir/$name"
+	if [[ -x "$out" ]]; then
+		echo "build.sh: $name cached at $out" >&2
+		return
+	fi
+	echo "build.sh: building $name from github.com/flannel-io/flannel ..." >&2
+	local start=$SECONDS
+	dir="$(cd "$here/flannel" && go mod download -json github.com/flannel-io/flannel | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')"
+	src="$(mktemp -d "$bin_dir/.flannel-src.XXXXXX")"
+	partial="$bin_dir/.$name.tmp.$$"
+	trap 'rm -rf "$partial" "$src"' EXIT
+	cp "$here/flannel/go.mod" "$here/flannel/go.sum" "$src/"
+	sed '/flannel\/pkg\/backend\/tencentvpc"/d' "$dir/main.go" >"$src/main.go"
+	(cd "$src" && go build -trimpath -ldflags "-X github.com/flannel-io/flannel/pkg/version.Version=$flannel_version" -o "$partial" .)
+	mv -f "$partial" "$out"
+	rm -rf "$src"
+	trap - EXIT
+	echo "build.sh: built $name in $((SECONDS - start))s" >&2
+}
+build_flanneld
+ln -sfn "flanneld-$flannel_version" "$bin_dir/flanneld"
 
 if $upstream_e2e; then
 	# A lock of its own, so the long e2e.test build does not hold up runs

@@ -19,7 +19,8 @@ var ErrMissingDependency = errors.New("on-demand secrets need pods, nodes and co
 func Select(cfg Config, res []cloudsync.Resource, caches []*versioncache.Cache) (Config, bool, error) {
 	at := map[string]int{}
 	for i, r := range res {
-		if r.GVR.Group == "" && r.GVR.Version == "v1" {
+		// A whole copy held for the node's pods is not the node's own.
+		if r.GVR.Group == "" && r.GVR.Version == "v1" && !r.ForPods {
 			at[r.GVR.Resource] = i
 		}
 	}

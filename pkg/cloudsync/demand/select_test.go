@@ -24,6 +24,8 @@ func TestSelect(t *testing.T) {
 		{name: "secrets synced whole", res: []cloudsync.Resource{core("pods", false), core("secrets", false)}},
 		{name: "no secrets", res: full[:3]},
 		{name: "no pods", res: full[1:], wantErr: ErrMissingDependency},
+		{name: "nodes held whole for pods besides the node's", res: append(append([]cloudsync.Resource(nil), full...),
+			cloudsync.Resource{GVR: schema.GroupVersionResource{Version: "v1", Resource: "nodes"}, ForPods: true}), wantOK: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			caches := make([]*versioncache.Cache, len(tc.res))

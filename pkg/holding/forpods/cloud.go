@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"time"
 
 	"github.com/apiserver-lite/apiserver-lite/pkg/cloudsync"
@@ -80,9 +81,41 @@ func CloudSync(d SyncDeps) Syncer {
 
 // tokenConfig is cloud's address and CA with tokens as the only
 // credential: a client certificate would win over the token at the cloud.
+// A source that can be told of refusals (syncTokens) is told of every 401
+// or 403 to a request on one of its tokens, and reset.
 func tokenConfig(cloud *rest.Config, conns *link.Conns, tokens oauth2.TokenSource) *rest.Config {
 	cfg := rest.AnonymousClientConfig(cloud)
-	cfg.Wrap(transport.TokenSourceWrapTransport(tokens))
+	if r, ok := tokens.(refusable); ok {
+		cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper { return &refusalWatch{next: rt, tokens: r} })
+		cfg.Wrap(transport.ResettableTokenSourceWrapTransport(r)) // outside: sets the header the watch reads
+	} else {
+		cfg.Wrap(transport.TokenSourceWrapTransport(tokens))
+	}
 	link.ConfigureTransport(cfg, conns)
 	return cfg
 }
+
+// refusable is a token source told when the cloud refuses one of its
+// tokens.
+type refusable interface {
+	transport.ResettableTokenSource
+	Refused(token string, code int)
+}
+
+// refusalWatch tells tokens of every 401 or 403 the cloud answers to a
+// request bearing one of them.
+type refusalWatch struct {
+	next   http.RoundTripper
+	tokens refusable
+}
+
+func (w *refusalWatch) RoundTrip(r *http.Request) (*http.Response, error) {
+	resp, err := w.next.RoundTrip(r)
+	if err == nil && (resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden) {
+		w.tokens.Refused(bearerOf(r), resp.StatusCode)
+	}
+	return resp, err
+}
+
+// WrappedRoundTripper lets client-go find the transport underneath.
+func (w *refusalWatch) WrappedRoundTripper() http.RoundTripper { return w.next }

@@ -4,15 +4,24 @@
 // accounts, which the Node authorizer does not let the node read.
 //
 // A holding starts when a service-account token bound to a pod on this
-// node lists or watches, cluster-wide and authorized by the cloud, a
-// resource of the configured list. The resource is then listed and
+// node, of a service account the operator allows to own holdings
+// (Allowed, pod-identity-owners), lists or watches, cluster-wide and
+// authorized by the cloud, a resource of the configured list. Any other
+// pod's read neither starts a holding nor makes it an owner: a tenant
+// never becomes the identity a holding syncs on. The resource is then listed and
 // watched once, cluster-wide, on a token the daemon requests with the
 // node's own credentials for that pod's service account and bound to that
 // pod (as the kubelet does for projected volumes), renewed before it
 // expires, through the same sync path as every other resource: one SQLite
 // transaction per batch with the cloud's resourceVersions, the event log,
 // and a cache local clients read. Every read of it is still authorized for
-// its own caller at the door.
+// its own caller at the door. The sync runs on one owner's tokens at a
+// time; an owner the cloud refuses (a 4xx to its TokenRequest, a 401 or
+// 403 to the sync) is dropped and the next tried at once (failover.go);
+// while no owner syncs, Current is false and reads go to the cloud while
+// it is reachable. A resource the node's scope syncs in part (Nodes) is
+// held whole (Held.Widens) beside the node's view, which ForPods leaves to
+// the node's identity.
 //
 // The pods a holding is held for (its owners) are stored, so a restart
 // resumes the holding from its watermark without waiting for a component

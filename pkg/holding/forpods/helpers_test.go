@@ -30,6 +30,8 @@ var (
 	podsGVR   = schema.GroupVersionResource{Version: "v1", Resource: "pods"}
 	proxyPod  = door.Pod{Namespace: "kube-system", Name: "kube-proxy-a", UID: "uid-proxy", ServiceAccount: "kube-proxy"}
 	dnsPod    = door.Pod{Namespace: "kube-system", Name: "coredns-a", UID: "uid-dns", ServiceAccount: "coredns"}
+	// tenantPod's service account is not in DefaultOwners.
+	tenantPod = door.Pod{Namespace: "tenant", Name: "reader", UID: "uid-tenant", ServiceAccount: "reader"}
 )
 
 // listAll is a cluster-wide list of gvr.
@@ -95,8 +97,10 @@ type rig struct {
 	// answers the first list.
 	stuck  bool
 	minted chan door.Pod
-	cancel context.CancelFunc
-	done   chan struct{}
+	// mintErr, when set before the rig runs, fails the mint for a pod.
+	mintErr func(door.Pod) error
+	cancel  context.CancelFunc
+	done    chan struct{}
 }
 
 func podObject(t *testing.T, p door.Pod, rv uint64) *versioncache.Object {
@@ -127,9 +131,18 @@ func newRig(t *testing.T, max int, store *memStore, pods ...door.Pod) *rig {
 		r.caches[gvr] = c
 		held = append(held, Held{Resource: cloudsync.Resource{GVR: gvr, ForPods: true}, Cache: c})
 	}
-	r.m = New(Config{Resources: held, Max: max, Pods: r.pods, PodPresent: r.present,
+	owners, err := ParseAllowed(DefaultOwners)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.m = New(Config{Resources: held, Max: max, Pods: r.pods, PodPresent: r.present, Owners: owners,
 		Mint: func(_ context.Context, p door.Pod) (string, time.Time, error) {
 			r.minted <- p
+			if r.mintErr != nil {
+				if err := r.mintErr(p); err != nil {
+					return "", time.Time{}, err
+				}
+			}
 			return "token-of-" + p.UID, r.clock.Now().Add(time.Hour), nil
 		},
 		Sync: r.sync, Store: store, Clock: r.clock, Logger: discard()})

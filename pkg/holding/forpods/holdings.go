@@ -34,9 +34,12 @@ type Config struct {
 	Max        int
 	Pods       *versioncache.Cache // the node's pods, followed for departures
 	PodPresent PodPresent
-	Mint       Minter
-	Sync       Syncer
-	Store      Store
+	// Owners are the service accounts whose pods may own a holding and be
+	// its sync identity; the zero value allows none.
+	Owners Allowed
+	Mint   Minter
+	Sync   Syncer
+	Store  Store
 	// Connected reports whether the cloud is reachable; nil means always.
 	// While it is not, a request starting a holding does not wait for it.
 	Connected func() bool
@@ -81,6 +84,14 @@ type holding struct {
 	orphaned time.Time
 	// dropping is set while a drop is in progress: nothing restarts it.
 	dropping bool
+	// identity is the owner whose token the running sync uses, zero
+	// until one is minted and after the cloud refused it; identityToken
+	// is that token, to tell a refusal of it from one of an older token.
+	identity      door.Pod
+	identityToken string
+	// refused are the pods, by UID, the cloud refused (see failover.go),
+	// while they are on the node: they never own h again.
+	refused map[string]door.Pod
 }
 
 // New returns Holdings for cfg's resources; Run starts them.
@@ -94,7 +105,7 @@ func New(cfg Config) *Holdings {
 	m := &Holdings{cfg: cfg, log: cfg.Logger.With("component", "held-for-pods"),
 		byGVR: map[schema.GroupVersionResource]*holding{}, stats: newStats()}
 	for _, h := range cfg.Resources {
-		m.byGVR[h.Resource.GVR] = &holding{Held: h, owners: map[string]door.Pod{}}
+		m.byGVR[h.Resource.GVR] = &holding{Held: h, owners: map[string]door.Pod{}, refused: map[string]door.Pod{}}
 	}
 	return m
 }
@@ -107,19 +118,26 @@ func (m *Holdings) find(a requestinfo.Attributes) *holding {
 	return m.byGVR[schema.GroupVersionResource{Group: a.Group, Version: a.Version, Resource: a.Resource}]
 }
 
-// ForPods reports whether a reads a resource that may be held for pods.
-func (m *Holdings) ForPods(a requestinfo.Attributes) bool { return m.find(a) != nil }
+// ForPods reports whether a reads a resource that may be held for pods
+// and that the node's scope does not sync in part: the node's identity
+// then has no view of it of its own.
+func (m *Holdings) ForPods(a requestinfo.Attributes) bool {
+	h := m.find(a)
+	return h != nil && !h.Widens
+}
 
 // Authorized makes pod an owner of a's resource when a lists or watches
-// it cluster-wide, and starts holding it if it is not held. The request
-// that starts a holding waits up to firstListWait for it to serve; others
-// are forwarded until it does.
+// it cluster-wide and pod's service account is allowed to own holdings,
+// and starts holding it if it is not held. The request that starts a
+// holding waits up to firstListWait for it to serve; others are forwarded
+// until it does. Any other pod's read changes nothing: it is served from
+// the holding if there is one, else forwarded.
 func (m *Holdings) Authorized(ctx context.Context, pod door.Pod, a requestinfo.Attributes) {
 	h := m.find(a)
 	if h == nil || a.Namespace != "" || (a.Verb != "list" && a.Verb != "watch") {
 		return
 	}
-	if !m.cfg.PodPresent(pod.Namespace, pod.Name, pod.UID) {
+	if !m.cfg.Owners.Allows(pod.Namespace, pod.ServiceAccount) || !m.cfg.PodPresent(pod.Namespace, pod.Name, pod.UID) {
 		return
 	}
 	if !m.own(ctx, h, pod) || h.Cache.Ready() || (m.cfg.Connected != nil && !m.cfg.Connected()) {
@@ -144,6 +162,9 @@ func (m *Holdings) Authorized(ctx context.Context, pod door.Pod, a requestinfo.A
 func (m *Holdings) own(ctx context.Context, h *holding, pod door.Pod) bool {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	if _, ok := h.refused[pod.UID]; ok {
+		return false // the cloud refused this pod already: it reads, but does not own
+	}
 	if _, ok := h.owners[pod.UID]; !ok {
 		h.owners[pod.UID] = pod
 		if err := m.saveLocked(ctx, h); err != nil {

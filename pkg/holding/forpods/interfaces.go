@@ -28,6 +28,9 @@ type Store interface {
 type Held struct {
 	Resource cloudsync.Resource
 	Cache    *versioncache.Cache
+	// Widens marks the whole copy of a resource the node's scope syncs in
+	// part (Nodes, pods): the node's own identity keeps its partial view.
+	Widens bool
 }
 
 // Minter requests a token for pod's service account, bound to pod, with

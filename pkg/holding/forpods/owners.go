@@ -60,7 +60,12 @@ func (m *Holdings) load(ctx context.Context) error {
 		}
 		m.mu.Lock()
 		for _, p := range s.Owners {
-			if p.UID != "" {
+			switch {
+			case p.UID == "":
+			case !m.cfg.Owners.Allows(p.Namespace, p.ServiceAccount):
+				m.log.Info("stored owner's service account is not in pod-identity-owners; not holding for it",
+					"resource", h.Resource.Key(), "pod", p.Namespace+"/"+p.Name, "serviceAccount", p.ServiceAccount)
+			default:
 				h.owners[p.UID] = p
 			}
 		}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"time"
 
+	"github.com/apiserver-lite/apiserver-lite/pkg/door"
+
 	"github.com/apiserver-lite/apiserver-lite/pkg/versioncache"
 )
 
@@ -111,9 +113,29 @@ func (m *Holdings) reconcile(ctx context.Context) {
 }
 
 // pruneOwnersLocked removes h's owners no longer on the node. When the
-// token in use is bound to one of them, the next request asks for a new
-// one. Holdings.mu must be held.
+// sync identity is one of them and others remain, the sync restarts on
+// the next one's token at once (from the watermark), rather than going on
+// with a token bound to a pod that is gone. Holdings.mu must be held.
 func (m *Holdings) pruneOwnersLocked(ctx context.Context, h *holding) {
+	for uid, p := range h.refused {
+		if !m.cfg.PodPresent(p.Namespace, p.Name, uid) {
+			delete(h.refused, uid)
+		}
+	}
+	m.pruneGoneLocked(ctx, h)
+	if _, ok := h.owners[h.identity.UID]; h.identity.UID == "" || ok {
+		return
+	}
+	h.identity, h.identityToken = door.Pod{}, ""
+	if h.run != nil && len(h.owners) > 0 {
+		stopLocked(h)
+		m.startLocked(h)
+	}
+}
+
+// pruneGoneLocked removes and stores h's owners no longer on the node.
+// Holdings.mu must be held.
+func (m *Holdings) pruneGoneLocked(ctx context.Context, h *holding) {
 	gone := false
 	for uid, p := range h.owners {
 		if !m.cfg.PodPresent(p.Namespace, p.Name, uid) {

@@ -94,3 +94,24 @@ func TestNewOwnerWithinGraceResumes(t *testing.T) {
 		t.Errorf("got %v dropped, want nothing", r.store.dropped)
 	}
 }
+
+// When the sync identity's pod leaves and another owner stays, the sync
+// restarts at once on the other's token.
+func TestIdentityLeavingFailsOverAtOnce(t *testing.T) {
+	r := newRig(t, 16, newMemStore(), proxyPod, dnsPod)
+	r.start(t)
+	eventually(t, "Run to start", func() bool { r.m.mu.Lock(); defer r.m.mu.Unlock(); return r.m.runCtx != nil })
+	r.m.Authorized(context.Background(), dnsPod, listAll(slicesGVR)) // CoreDNS's token first
+	r.m.Authorized(context.Background(), proxyPod, listAll(slicesGVR))
+	if got := <-r.minted; got != dnsPod {
+		t.Fatalf("got a token minted for %+v first, want CoreDNS's", got)
+	}
+	r.deletePod(t, dnsPod)
+	eventually(t, "a sync on kube-proxy's token", func() bool {
+		got := r.m.Report()[1].SyncIdentity
+		return got == "kube-system/kube-proxy (pod kube-system/kube-proxy-a)" && r.syncs.Load() == 2
+	})
+	if !r.m.Current(slicesGVR) {
+		t.Error("got the holding not current after the failover, want it current")
+	}
+}

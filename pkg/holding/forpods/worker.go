@@ -51,7 +51,8 @@ func (m *Holdings) startLocked(h *holding) {
 	w := &worker{cancel: cancel, done: make(chan struct{}), tokens: tokens}
 	prev := h.last
 	h.run, h.last = w, w
-	ts := transport.NewCachedTokenSource(tokens)
+	h.identity, h.identityToken = door.Pod{}, ""
+	ts := &syncTokens{ResettableTokenSource: transport.NewCachedTokenSource(tokens), m: m, h: h}
 	m.log.Info("holding for pods", "resource", h.Resource.Key(), "for", serviceAccountsLocked(h))
 	m.wg.Go(func() {
 		defer close(w.done)
@@ -85,39 +86,35 @@ func (m *Holdings) runningLocked() int {
 }
 
 // podTokens requests the tokens of one holding, each bound to one of its
-// owners. It is wrapped in client-go's caching token source, which asks
-// again once a token reaches its renewal time or the cloud answers 401.
+// owners (see failover.go for which). It is wrapped in client-go's caching
+// token source, which asks again once a token reaches its renewal time or
+// the cloud refuses it.
 type podTokens struct {
 	m *Holdings
 	h *holding
 }
 
-// Token requests a token for an owner of the holding.
+// Token requests a token for the holding's sync identity, failing over to
+// the next owner while the cloud refuses to mint for one.
 func (t *podTokens) Token() (*oauth2.Token, error) {
-	pod, ok := t.m.anOwner(t.h)
-	if !ok {
-		return nil, errNoOwner
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), mintTimeout)
-	defer cancel()
-	token, expires, err := t.m.cfg.Mint(ctx, pod)
-	if err != nil {
-		return nil, err
-	}
-	now := t.m.cfg.Clock.Now()
-	renew := now.Add(time.Duration(float64(expires.Sub(now)) * renewFraction))
-	return &oauth2.Token{AccessToken: token, TokenType: "Bearer", Expiry: renew}, nil
-}
-
-// anOwner returns one owner of h, the same one while it stays.
-func (m *Holdings) anOwner(h *holding) (door.Pod, bool) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	var best door.Pod
-	for uid, p := range h.owners {
-		if best.UID == "" || uid < best.UID {
-			best = p
+	for {
+		pod, ok := t.m.nextIdentity(t.h)
+		if !ok {
+			return nil, errNoOwner
 		}
+		ctx, cancel := context.WithTimeout(context.Background(), mintTimeout)
+		token, expires, err := t.m.cfg.Mint(ctx, pod)
+		cancel()
+		if err != nil {
+			if !ownerRefused(err) {
+				return nil, err // the cloud's trouble, not the owner's: asked again later
+			}
+			t.m.dropOwner(t.h, pod, "the cloud refused to mint its token", err)
+			continue
+		}
+		t.m.setIdentity(t.h, pod, token)
+		now := t.m.cfg.Clock.Now()
+		renew := now.Add(time.Duration(float64(expires.Sub(now)) * renewFraction))
+		return &oauth2.Token{AccessToken: token, TokenType: "Bearer", Expiry: renew}, nil
 	}
-	return best, best.UID != ""
 }

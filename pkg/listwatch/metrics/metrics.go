@@ -20,6 +20,9 @@ type ResourceStats struct {
 	Events   int // events held for local watches
 	Watchers int
 	TooSlow  uint64 // watchers closed because they fell behind
+	// Idle marks a resource held only on request that is not held now:
+	// it has no staleness to report.
+	Idle bool
 }
 
 // Sources are read at every scrape.
@@ -33,6 +36,9 @@ type Sources struct {
 type Metrics struct {
 	reg   *prometheus.Registry
 	clock clock.PassiveClock
+	// started is when New ran: a resource never heard from is stale
+	// since then.
+	started time.Time
 
 	relists       *prometheus.CounterVec
 	cloudErrors   *prometheus.CounterVec
@@ -76,7 +82,7 @@ func New(c clock.PassiveClock, src Sources) *Metrics {
 	if c == nil {
 		c = clock.RealClock{}
 	}
-	m := &Metrics{reg: prometheus.NewRegistry(), clock: c,
+	m := &Metrics{reg: prometheus.NewRegistry(), clock: c, started: c.Now(),
 		heard: map[string]time.Time{}, lastErr: map[string]ErrorRecord{}, inFlight: map[uint64]time.Time{}}
 	m.newSyncMetrics()
 	m.newRequestMetrics()

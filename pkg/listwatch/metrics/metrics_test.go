@@ -50,9 +50,11 @@ func TestSyncMetricsMove(t *testing.T) {
 		`apiserver_storage_objects{resource="/v1/pods"} 3`,
 		`apiserver_lite_watchers{resource="/v1/pods"} 1`,
 		`apiserver_lite_cloud_link_up 0`)
-	if strings.Contains(body, "apiserver_lite_staleness_seconds{") {
-		t.Errorf("staleness reported before the cloud was ever heard")
+	if !strings.Contains(body, `apiserver_lite_staleness_seconds{resource="/v1/pods"} 0`+"\n") {
+		t.Errorf("got no staleness of 0 at start before the cloud was heard, want one")
 	}
+	clk.Step(time.Hour)
+	mustContain(t, scrape(t, m), `apiserver_lite_staleness_seconds{resource="/v1/pods"} 3600`)
 
 	m.CloudHeard(pods)
 	clk.Step(7 * time.Second)
@@ -158,5 +160,23 @@ func TestCommitStateReportsOldestInFlight(t *testing.T) {
 	m.CommitDone(pods, hung, 1, nil)
 	if _, got := m.CommitState(); got != 0 {
 		t.Errorf("after both ended: got %v, want 0", got)
+	}
+}
+
+// A resource held only on request and not held now has no staleness;
+// one never heard from is as stale as the daemon is old.
+func TestStalenessOfIdleAndNeverHeard(t *testing.T) {
+	clk := clocktesting.NewFakeClock(time.Unix(1000, 0))
+	m := New(clk, Sources{Resources: func() []ResourceStats {
+		return []ResourceStats{{Resource: "endpointslices.discovery.k8s.io", Idle: true}, {Resource: "services"}}
+	}})
+	clk.Step(10 * time.Minute)
+	body := scrape(t, m)
+	mustContain(t, body, `apiserver_lite_staleness_seconds{resource="services"} 600`)
+	if strings.Contains(body, `apiserver_lite_staleness_seconds{resource="endpointslices.discovery.k8s.io"}`) {
+		t.Errorf("got a staleness sample for a resource not held, want none")
+	}
+	if age, heard := m.Staleness("services"); heard || age != 10*time.Minute {
+		t.Errorf("got %s, heard %v, want 10m0s never heard", age, heard)
 	}
 }

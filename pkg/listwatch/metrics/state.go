@@ -10,7 +10,7 @@ var (
 		"The resource's watermark: every cloud change up to this resourceVersion is durable and served.",
 		[]string{"resource"}, nil)
 	descStaleness = prometheus.NewDesc("apiserver_lite_staleness_seconds",
-		"Seconds since the resource last heard from the cloud (an event, a bookmark or a list); absent before the first.",
+		"Seconds since the resource last heard from the cloud (an event, a bookmark or a list), or since the daemon started if it never did; absent for a resource held for pods that is not held.",
 		[]string{"resource"}, nil)
 	descObjects = prometheus.NewDesc("apiserver_storage_objects",
 		"Objects held for the resource.", []string{"resource"}, nil)
@@ -53,7 +53,8 @@ func (c *stateCollector) Collect(ch chan<- prometheus.Metric) {
 		gauge(descWatchers, float64(r.Watchers))
 		gauge(descReady, boolValue(r.Ready))
 		ch <- prometheus.MustNewConstMetric(descTooSlow, prometheus.CounterValue, float64(r.TooSlow), r.Resource)
-		if age, ok := c.m.Staleness(r.Resource); ok {
+		if !r.Idle {
+			age, _ := c.m.Staleness(r.Resource)
 			gauge(descStaleness, age.Seconds())
 		}
 	}

@@ -109,13 +109,15 @@ func (m *Metrics) CommitState() (lastErr error, oldest time.Duration) {
 }
 
 // Staleness returns how long ago resource last heard from the cloud, and
-// false if it never did since the daemon started.
+// whether it heard at all since the daemon started. One never heard from
+// is as stale as the daemon is old: a daemon that never reached the cloud
+// must not look fresh.
 func (m *Metrics) Staleness(resource string) (time.Duration, bool) {
 	m.mu.Lock()
 	t, ok := m.heard[resource]
 	m.mu.Unlock()
 	if !ok {
-		return 0, false
+		return m.clock.Since(m.started), false
 	}
 	return m.clock.Since(t), true
 }

@@ -15,7 +15,7 @@ import (
 // Environment variables that locate the binaries under test.
 const (
 	// EnvToolsBin names the dir with etcd, kube-apiserver, kubectl,
-	// kubemark and coredns, as printed by test/tools/build.sh.
+	// kubemark, coredns and flanneld, as printed by test/tools/build.sh.
 	EnvToolsBin = "APISERVER_LITE_TOOLS_BIN"
 	// EnvEdgeBin names the apiserver-lite binary. When unset, the framework
 	// builds ./cmd/apiserver-lite once per test binary.
@@ -32,7 +32,9 @@ type Binaries struct {
 	Kubemark      string
 	// CoreDNS is checked only when a test starts it (StartCoreDNS), so
 	// the other tests run on a tools dir built before it was added.
-	CoreDNS       string
+	CoreDNS string
+	// Flanneld is checked only when a test starts it (StartFlanneld).
+	Flanneld      string
 	APIServerLite string
 }
 
@@ -68,6 +70,7 @@ func LocateBinaries() (Binaries, error) {
 		Kubectl:       filepath.Join(dir, "kubectl"),
 		Kubemark:      filepath.Join(dir, "kubemark"),
 		CoreDNS:       filepath.Join(dir, "coredns"),
+		Flanneld:      filepath.Join(dir, "flanneld"),
 	}
 	for _, path := range []string{b.Etcd, b.KubeAPIServer, b.Kubectl, b.Kubemark} {
 		if err := checkExecutable(path); err != nil {

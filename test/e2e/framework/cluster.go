@@ -113,6 +113,8 @@ type Cluster struct {
 	proxy       *Process
 	coredns     *Process
 	corednsAddr string
+	// flanneld is the CNI agent, nil until StartFlanneld.
+	flanneld *Process
 	// link is the edge's cloud link proxy; nil unless Options.EdgeLink.
 	link *linkProxy
 	// gate is the edge's overload gate; nil unless Options.OverloadGate.
