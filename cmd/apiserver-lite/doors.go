@@ -123,22 +123,28 @@ func openAuthenticated(cfg config, d doorDeps, set *doorSet) error {
 		if spec.name == doorTLS {
 			serveTLS = podsTLS
 		}
-		sc := chain
-		sc.Limiter = door.NewLimiter(cfg.limits(), door.LimiterConfig{NodeName: cfg.NodeName, Logger: d.log})
-		sc.Operations = d.handler(spec.name)
-		h := sc.Operations
-		if spec.name == doorLoopback {
-			h = withoutCompression(h)
-		}
-		if spec.name == doorTLS && set.pods.unbound() {
-			set.pending(spec.addr, serveTLS, door.Secure(h, sc), sc.Limiter, d.log)
-			continue
-		}
-		if err := set.listen(spec.addr, serveTLS, door.Secure(h, sc), sc.Limiter, d.log, spec.name); err != nil {
+		if err := openDoor(cfg, d, set, chain, spec.addr, spec.name, serveTLS); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// openDoor opens the authenticated door name at addr with its own limits
+// (the pods' door waits for its address while it is not bound).
+func openDoor(cfg config, d doorDeps, set *doorSet, chain door.SecureConfig, addr, name string, serveTLS *tls.Config) error {
+	sc := chain
+	sc.Limiter = door.NewLimiter(cfg.limits(), door.LimiterConfig{NodeName: cfg.NodeName, Logger: d.log})
+	sc.Operations = d.handler(name)
+	h := sc.Operations
+	if name == doorLoopback {
+		h = withoutCompression(h)
+	}
+	if name == doorTLS && set.pods.unbound() {
+		set.pending(addr, serveTLS, door.Secure(h, sc), sc.Limiter, d.log)
+		return nil
+	}
+	return set.listen(addr, serveTLS, door.Secure(h, sc), sc.Limiter, d.log, name)
 }
 
 // withoutCompression serves h as if no client accepted gzip: on the

@@ -5,10 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net/http"
 	"os"
 	"path/filepath"
-	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -16,10 +14,7 @@ import (
 	"github.com/apiserver-lite/apiserver-lite/pkg/atrest"
 	"github.com/apiserver-lite/apiserver-lite/pkg/cloudsync"
 	"github.com/apiserver-lite/apiserver-lite/pkg/cloudsync/link"
-	"github.com/apiserver-lite/apiserver-lite/pkg/holding"
-	"github.com/apiserver-lite/apiserver-lite/pkg/listwatch"
 	"github.com/apiserver-lite/apiserver-lite/pkg/metastore"
-	"github.com/apiserver-lite/apiserver-lite/pkg/offline"
 	"github.com/apiserver-lite/apiserver-lite/pkg/operations"
 	"github.com/apiserver-lite/apiserver-lite/pkg/startup"
 	"github.com/apiserver-lite/apiserver-lite/pkg/versioncache"
@@ -93,104 +88,18 @@ func runDaemon(ctx context.Context, cfg config) error {
 // them down in order: stop accepting, end watches, stop and flush the sync
 // loops. The caller closes the store last.
 func serve(ctx context.Context, cfg config, res []cloudsync.Resource, store *metastore.Store, st storeState, log *slog.Logger) error {
-	conns := link.NewConns(nil)
-	cloud, err := cloudConfig(cfg.Kubeconfig, conns)
+	w := &wiring{cfg: cfg, store: store, st: st, log: log}
+	if err := w.loadState(ctx, res); err != nil {
+		return err
+	}
+	if err := w.newLoops(ctx); err != nil {
+		return err
+	}
+	doors, err := w.openAPI(ctx)
 	if err != nil {
 		return err
 	}
-	useRotatingCredentials(cloud, log)
-	scope, res, scopeChecker, err := scopedResources(ctx, cfg, res, cloud, store, log)
-	if err != nil {
-		return err
-	}
-	forPods, err := holding.PodHeldResources(cfg.PodIdentityResources, res)
-	if err != nil {
-		return err
-	}
-	res = append(res, forPods...)
-	restored, nsRes, err := restoreNamespaced(ctx, store, log)
-	if err != nil {
-		return err
-	}
-	caches, err := startup.Prepare(ctx, store, storedResources(append(slices.Clip(res), nsRes...)), cfg.NodeName, cfg.WatchCacheSize, log)
-	if err != nil {
-		return err
-	}
-	caches, restored = splitRestored(caches, len(res), restored)
-	link, err := newLink(cfg, cloud, conns, log)
-	if err != nil {
-		return err
-	}
-	o := newOps(cfg, res, caches, link.Connected, store, st)
-	tokens, err := atrest.NewTokenStore(ctx, store, st.sealer != nil, log)
-	if err != nil {
-		return err
-	}
-	clients, err := newCloudClients(cloud)
-	if err != nil {
-		return err
-	}
-	obs := operations.NewObserver(o.Metrics(), res)
-	syncers := newSyncers(clients, res, caches, obs, store, link, log)
-	demand, err := newDemand(clients, res, caches, store, link, log)
-	if err != nil {
-		return err
-	}
-	held, err := newHoldings(cfg, holdingsDeps{cloud: cloud, conns: conns, cl: clients, store: store, link: link,
-		obs: obs, log: log, res: res, caches: caches})
-	if err != nil {
-		return err
-	}
-	o.ObserveHoldings(held)
-	nsHeld, err := newNamespaced(cfg, nsHoldingsDeps{holdingsDeps: holdingsDeps{cloud: cloud, conns: conns, cl: clients,
-		store: store, link: link, obs: obs, log: log, res: res, caches: caches}, restored: restored}, held)
-	if err != nil {
-		return err
-	}
-	o.ObserveNamespaced(nsHeld)
-	version, err := newVersionKeeper(ctx, clients, store, log)
-	if err != nil {
-		return err
-	}
-	served, widened := splitWidened(res, caches)
-	handler, err := listwatch.New(listwatch.Config{Caches: served, Widened: widened, Cloud: cloud, CloudConnected: link.Connected,
-		Logger: log, Version: version, Scopes: syncScopes(res), HeldFor: o.HeldFor, Current: currentOf(held),
-		View: kubernetesServiceView(cfg, log)})
-	if err != nil {
-		return fmt.Errorf("local api: %w", err)
-	}
-	api := offline.WithStoredAnswers(handler, res, offline.MetaStore{Store: store}, tokens, served, cfg.NodeName, link, log)
-	api = routeNamespaced(nsHeld, api)
-	verifier, err := newTokenVerifier(ctx, cfg, cloud, served, offline.MetaStore{Store: store}, log)
-	if err != nil {
-		return err
-	}
-	doors, err := openDoors(cfg, doorDeps{handler: func(door string) http.Handler { return o.Handler(api, door) },
-		cloud: cloud, caches: served, res: res, store: store, link: link, log: log, clusterScope: scope == holding.ScopeCluster,
-		keySealer: st.sealer, holdings: allHoldings(held, nsHeld), alsoHeld: nsHeld.Holds, local: localVerifier(verifier)})
-	if err != nil {
-		return err
-	}
-	o.AddNote(doors.pods.note)
-	n, err := operations.NewNotifier(o.Clock(), aliveProbe(o, doors.probe), o.StatusLine)
-	if err != nil {
-		return errors.Join(fmt.Errorf("systemd watchdog: %w", err), doors.close())
-	}
-	log.Info("serving", "node", cfg.NodeName, "resources", len(res))
-	gate := holding.NewGate(scopeChecker, log)
-	runs := []func(context.Context) error{gate.Run, version.Run, link.Run, atrest.StoredPruner(store, tokens, o.Clock(), cfg.OfflineAuthzGrace, log)}
-	for _, r := range append(syncRunners(syncers), demand, runnerOf(held), nsRunnerOf(nsHeld)) {
-		if r != nil {
-			runs = append(runs, gate.Hold(r))
-		}
-	}
-	if r := offline.TokenForgetter(res, caches, tokens, log); r != nil {
-		runs = append(runs, r)
-	}
-	if r := verifierRunner(verifier, link.Connected); r != nil {
-		runs = append(runs, r)
-	}
-	return runUntilDone(ctx, daemonLoops{doors: doors, runs: runs, caches: caches, notify: n, exited: o.SyncExits()}, log)
+	return w.run(ctx, doors)
 }
 
 // storeState is what opening the store found out.

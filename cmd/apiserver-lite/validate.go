@@ -26,8 +26,22 @@ func (c config) Validate() error {
 	return errors.Join(c.validateValues(), c.validateFiles())
 }
 
-// validateValues checks the values alone, touching no file.
+// validateValues checks the values alone, touching no file: the core
+// settings, then each group's own checks.
 func (c config) validateValues() error {
+	errs := c.validateCore()
+	for _, err := range []error{c.validateSync(), c.doorsConfig.validate(c.ListenAddress), c.forPodsConfig.validate(),
+		c.nsHoldingsConfig.validate(), c.validateBootstrap()} {
+		if err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// validateCore checks the node, the store, the resources, the doors'
+// address and the logging and memory settings.
+func (c config) validateCore() []error {
 	var errs []error
 	add := func(format string, a ...any) { errs = append(errs, fmt.Errorf(format, a...)) }
 	if c.NodeName == "" {
@@ -55,6 +69,19 @@ func (c config) validateValues() error {
 	if !slices.Contains(logFormats, c.LogFormat) {
 		add("log-format %q: want text or json", c.LogFormat)
 	}
+	if _, err := c.memoryLimit(); err != nil {
+		errs = append(errs, err)
+	}
+	if err := c.validateGCPercent(); err != nil {
+		errs = append(errs, err)
+	}
+	return errs
+}
+
+// validateSync checks the sync loop's settings.
+func (c config) validateSync() error {
+	var errs []error
+	add := func(format string, a ...any) { errs = append(errs, fmt.Errorf(format, a...)) }
 	if c.MaxStaleness <= 0 {
 		add("max-staleness must be a positive duration, got %s", c.MaxStaleness)
 	}
@@ -63,24 +90,6 @@ func (c config) validateValues() error {
 	}
 	if c.MaxConcurrentRelists <= 0 {
 		add("max-concurrent-relists must be positive, got %d", c.MaxConcurrentRelists)
-	}
-	if _, err := c.memoryLimit(); err != nil {
-		errs = append(errs, err)
-	}
-	if err := c.validateGCPercent(); err != nil {
-		errs = append(errs, err)
-	}
-	if err := c.doorsConfig.validate(c.ListenAddress); err != nil {
-		errs = append(errs, err)
-	}
-	if err := c.forPodsConfig.validate(); err != nil {
-		errs = append(errs, err)
-	}
-	if err := c.nsHoldingsConfig.validate(); err != nil {
-		errs = append(errs, err)
-	}
-	if err := c.validateBootstrap(); err != nil {
-		errs = append(errs, err)
 	}
 	if !slices.Contains(scopeValues, c.SyncScope) {
 		add("sync-scope %q: want auto, node or cluster", c.SyncScope)
