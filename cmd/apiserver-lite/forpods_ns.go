@@ -87,8 +87,8 @@ func newNamespaced(cfg config, d nsHoldingsDeps, cluster *forpods.Holdings) (*fo
 	if err != nil {
 		return nil, err
 	}
-	caps.ClusterBytes = clusterHeldBytes(d.res, d.caches)
-	pods := podsCache(d.res, d.caches)
+	caps.ClusterBytes = holding.ClusterHeldBytes(d.res, d.caches)
+	pods := holding.NodePods(d.res, d.caches)
 	if pods == nil || cfg.PodIdentityNamespaceMaxObjects == 0 {
 		if cluster != nil {
 			cluster.LimitTotalBytes(func() bool { return caps.ClusterBytes() >= caps.TotalBytes })
@@ -103,7 +103,7 @@ func newNamespaced(cfg config, d nsHoldingsDeps, cluster *forpods.Holdings) (*fo
 		gvr, err := holding.ParseGVR(s)
 		return err == nil && gvr == schema.GroupVersionResource{Version: "v1", Resource: "secrets"}
 	})
-	ns := forpods.NewNamespaced(forpods.NamespacedConfig{Secrets: secrets, Covered: coveredBy(d.res, d.caches),
+	ns := forpods.NewNamespaced(forpods.NamespacedConfig{Secrets: secrets, Covered: holding.ServedWhole(d.res, d.caches),
 		MaxPerNamespace: cfg.PodIdentityMaxResources, Caps: caps, Restored: d.restored, CacheSize: cfg.WatchCacheSize,
 		Pods: pods, PodPresent: holding.HeldPod([]*versioncache.Cache{pods}), Mint: mint, Store: d.store,
 		Connected: d.link.Connected, Logger: d.log, API: namespacedAPI(d.cloud, d.link.Connected, d.log),
@@ -123,46 +123,6 @@ func namespacedAPI(cloud *rest.Config, connected func() bool, log *slog.Logger) 
 	return func(c *versioncache.Cache, ns string) (http.Handler, error) {
 		return listwatch.New(listwatch.Config{Caches: []*versioncache.Cache{c}, Cloud: cloud, CloudConnected: connected, Logger: log,
 			Scopes: map[schema.GroupVersionResource]listwatch.Scope{c.GVR(): {Namespace: ns, OnRequest: true}}})
-	}
-}
-
-// podsCache is the node's pods' cache, or nil.
-func podsCache(res []cloudsync.Resource, caches []*versioncache.Cache) *versioncache.Cache {
-	for i, r := range res {
-		if r.GVR == holding.PodsGVR && !r.ForPods {
-			return caches[i]
-		}
-	}
-	return nil
-}
-
-// clusterHeldBytes sums the cluster-wide holdings for pods.
-func clusterHeldBytes(res []cloudsync.Resource, caches []*versioncache.Cache) func() int64 {
-	return func() int64 {
-		var n int64
-		for i, r := range res {
-			if r.ForPods {
-				n += caches[i].Stats().Bytes
-			}
-		}
-		return n
-	}
-}
-
-// coveredBy reports whether the main local API serves gvr in ns whole: a
-// synced resource without selectors over ns or every namespace, or a
-// cluster-wide holding for pods while it is held.
-func coveredBy(res []cloudsync.Resource, caches []*versioncache.Cache) func(schema.GroupVersionResource, string) bool {
-	return func(gvr schema.GroupVersionResource, ns string) bool {
-		for i, r := range res {
-			if r.GVR != gvr || r.OnDemand || r.LabelSelector != "" || r.FieldSelector != "" || (r.Namespace != "" && r.Namespace != ns) {
-				continue
-			}
-			if !r.ForPods || caches[i].Ready() {
-				return true
-			}
-		}
-		return false
 	}
 }
 

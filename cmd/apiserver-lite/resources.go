@@ -6,7 +6,6 @@ import (
 	"github.com/apiserver-lite/apiserver-lite/pkg/cloudsync"
 	"github.com/apiserver-lite/apiserver-lite/pkg/holding"
 	"github.com/apiserver-lite/apiserver-lite/pkg/listwatch"
-	"github.com/apiserver-lite/apiserver-lite/pkg/versioncache"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
@@ -59,18 +58,4 @@ func syncScopes(res []cloudsync.Resource) map[schema.GroupVersionResource]listwa
 			Partial: r.OnDemand, OnRequest: r.ForPods}
 	}
 	return out
-}
-
-// splitWidened separates the caches of whole copies held for pods beside
-// a partial sync (see holding.Widens) from the rest, which serve one GVR
-// each.
-func splitWidened(res []cloudsync.Resource, caches []*versioncache.Cache) (main, widened []*versioncache.Cache) {
-	for i, r := range res {
-		if holding.Widens(r, res) {
-			widened = append(widened, caches[i])
-		} else {
-			main = append(main, caches[i])
-		}
-	}
-	return main, widened
 }

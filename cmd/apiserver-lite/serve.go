@@ -123,7 +123,7 @@ func (w *wiring) newLoops(ctx context.Context) error {
 // openAPI builds the local API, the stored answers in front of it and the
 // doors, and opens them.
 func (w *wiring) openAPI(ctx context.Context) (*doorSet, error) {
-	served, widened := splitWidened(w.res, w.caches)
+	served, widened := holding.SplitWidened(w.res, w.caches)
 	handler, err := listwatch.New(listwatch.Config{Caches: served, Widened: widened, Cloud: w.cloud,
 		CloudConnected: w.link.Connected, Logger: w.log, Version: w.version, Scopes: syncScopes(w.res),
 		HeldFor: w.ops.HeldFor, Current: currentOf(w.held), View: kubernetesServiceView(w.cfg, w.log)})
