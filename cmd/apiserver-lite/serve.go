@@ -126,7 +126,7 @@ func (w *wiring) openAPI(ctx context.Context) (*doorSet, error) {
 	served, widened := holding.SplitWidened(w.res, w.caches)
 	handler, err := listwatch.New(listwatch.Config{Caches: served, Widened: widened, Cloud: w.cloud,
 		CloudConnected: w.link.Connected, Logger: w.log, Version: w.version, Scopes: syncScopes(w.res),
-		HeldFor: w.ops.HeldFor, Current: currentOf(w.held), View: kubernetesServiceView(w.cfg, w.log)})
+		Current: currentOf(w.held), View: kubernetesServiceView(w.cfg, w.log)})
 	if err != nil {
 		return nil, fmt.Errorf("local api: %w", err)
 	}

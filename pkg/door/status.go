@@ -1,23 +1,19 @@
 package door
 
 import (
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"strconv"
 
+	"github.com/apiserver-lite/apiserver-lite/pkg/listwatch/response"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
-// writeStatus answers with err's Status as JSON.
+// writeStatus answers with err's Status as JSON, through the local API's
+// one Status writer.
 func writeStatus(w http.ResponseWriter, err *apierrors.StatusError) {
-	st := err.Status()
-	st.Kind, st.APIVersion = "Status", "v1"
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("X-Content-Type-Options", "nosniff")
-	w.WriteHeader(int(st.Code))
-	_ = json.NewEncoder(w).Encode(&st)
+	response.WriteError(w, err)
 }
 
 func forbidden(w http.ResponseWriter, msg string) {

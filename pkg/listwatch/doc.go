@@ -39,7 +39,7 @@
 // node's identity keeps the partial view),
 // get.go, list.go, watch.go and watchlist.go serve reads, wait.go waits for
 // a too large resourceVersion, writes.go forwards to the cloud and keeps
-// read-your-writes, health.go serves /healthz, /livez and /readyz,
+// read-your-writes,
 // recover.go turns a panic into a 500, and fieldlabels.go checks field
 // selectors per kind.
 //

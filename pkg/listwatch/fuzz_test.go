@@ -30,7 +30,6 @@ func FuzzRequest(f *testing.F) {
 		{"GET", "/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases/node-a", "timeoutSeconds=-5&watch=true", ""},
 		{"GET", "/apis", "", "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList"},
 		{"POST", "/api/v1/namespaces/default/pods", "", ""},
-		{"GET", "/readyz", "verbose", ""},
 		{"GET", "/api/v1/pods", "fieldSelector=%3D%3D%3D&labelSelector=a+in+(((", ""},
 		{"GET", "//api/v1/../pods/%2F", "timeoutSeconds=99999999999999999999", ""},
 	}

@@ -18,14 +18,12 @@ func TestOnRequestResource(t *testing.T) {
 	dormant := versioncache.New(leasesGVR, 0)
 	t.Cleanup(dormant.Close)
 	cloud := newFakeCloud(t)
-	holders := []string{}
 	var current, online atomic.Bool
 	current.Store(true)
 	online.Store(true)
 	srv := MustServer(t, Config{Caches: []*versioncache.Cache{f.pods, dormant}, Cloud: cloud.config(),
 		CloudConnected: online.Load,
 		Scopes:         map[schema.GroupVersionResource]Scope{leasesGVR: {OnRequest: true}},
-		HeldFor:        func(schema.GroupVersionResource) []string { return holders },
 		Current:        func(schema.GroupVersionResource) bool { return current.Load() }})
 	path := "/apis/coordination.k8s.io/v1/leases"
 
@@ -33,12 +31,6 @@ func TestOnRequestResource(t *testing.T) {
 	if r.code != http.StatusCreated || r.body != cloudAnswer {
 		t.Errorf("list while not held: got %d %q, want the cloud's answer", r.code, r.body)
 	}
-	r = MustGet(t, srv.URL+"/readyz?verbose")
-	if want := "[+]cache:leases.coordination.k8s.io not held (read through the cloud)\n"; r.code != 200 || !strings.Contains(r.body, want) {
-		t.Errorf("readyz while not held: got %d %q, want 200 with %q", r.code, r.body, want)
-	}
-
-	holders = []string{"kube-system/kube-proxy"}
 	dormant.SetInfo(infos[leasesGVR])
 	dormant.Replace([]*versioncache.Object{MustObject(t, leaseJSON("kube-node-lease", "node-a", 7))}, 30)
 	r = MustGet(t, srv.URL+path)
@@ -48,11 +40,6 @@ func TestOnRequestResource(t *testing.T) {
 	if got := len(cloud.requests()); got != 1 {
 		t.Errorf("got %d cloud requests, want 1 (only the read while not held)", got)
 	}
-	r = MustGet(t, srv.URL+"/readyz?verbose")
-	if want := "[+]cache:leases.coordination.k8s.io held for kube-system/kube-proxy\n"; r.code != 200 || !strings.Contains(r.body, want) {
-		t.Errorf("readyz once held: got %d %q, want 200 with %q", r.code, r.body, want)
-	}
-
 	current.Store(false) // no owner can sync
 	r = MustGet(t, srv.URL+path)
 	if r.code != http.StatusCreated || r.body != cloudAnswer {

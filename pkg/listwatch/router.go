@@ -39,9 +39,6 @@ type Config struct {
 	// resource without an entry is held whole. Reads outside it go to the
 	// cloud (see held.go).
 	Scopes map[schema.GroupVersionResource]Scope
-	// HeldFor names, for /readyz?verbose, whom a resource held on
-	// request (Scope.OnRequest) is held for; nil names no one.
-	HeldFor func(schema.GroupVersionResource) []string
 	// Widened are whole copies, held on request for the node's pods, of
 	// resources that Caches hold in part (Scopes): callers other than the
 	// node read them while they are held and Current (see widen.go). At
@@ -109,8 +106,6 @@ type server struct {
 	// onRequest marks the caches of resources held on request
 	// (Scope.OnRequest).
 	onRequest map[*versioncache.Cache]bool
-	// heldFor is Config.HeldFor; never nil.
-	heldFor func(schema.GroupVersionResource) []string
 	// widened is the whole copy of a partially synced resource, by GVR
 	// (Config.Widened).
 	widened map[schema.GroupVersionResource]*versioncache.Cache
@@ -142,7 +137,6 @@ func newServer(cfg Config) (*server, error) {
 		log:        cfg.Logger,
 		clock:      cfg.Clock,
 		version:    cfg.Version,
-		heldFor:    cfg.HeldFor,
 		current:    cfg.Current,
 		nodeCaller: cfg.NodeCaller,
 		view:       cfg.View,
@@ -157,9 +151,6 @@ func newServer(cfg Config) (*server, error) {
 	}
 	if s.clock == nil {
 		s.clock = clock.RealClock{}
-	}
-	if s.heldFor == nil {
-		s.heldFor = func(schema.GroupVersionResource) []string { return nil }
 	}
 	if s.nodeCaller == nil {
 		s.nodeCaller = actsAsNode
@@ -213,9 +204,6 @@ func (s *server) routes() http.Handler {
 	// to cleaned paths.
 	r.SkipClean(true)
 	read := r.Methods(http.MethodGet, http.MethodHead).Subrouter()
-	read.Path("/healthz").HandlerFunc(s.serveLive)
-	read.Path("/livez").HandlerFunc(s.serveLive)
-	read.Path("/readyz").HandlerFunc(s.serveReady)
 	discovery.New(discovery.Config{Caches: s.caches, Version: s.version, Cloud: s.cloud, Connected: s.connected,
 		Log: s.log}).Register(read)
 	read.PathPrefix(corePrefix).HandlerFunc(s.serveCore)
