@@ -5,7 +5,6 @@ import (
 	"errors"
 	"time"
 
-	"github.com/apiserver-lite/apiserver-lite/pkg/versioncache"
 	"golang.org/x/oauth2"
 	"k8s.io/client-go/transport"
 )
@@ -85,36 +84,8 @@ func (m *Namespaced) Run(ctx context.Context) error {
 	m.mu.Lock()
 	m.runCtx = ctx
 	m.mu.Unlock()
-	m.reconcile(ctx)
-	tick := m.cfg.Clock.NewTicker(reconcileEvery)
-	defer tick.Stop()
-	for ctx.Err() == nil {
-		w, err := m.cfg.Pods.WatchFromNow(versioncache.Predicate{})
-		if err != nil {
-			return nil // closed
-		}
-		m.follow(ctx, w, tick.C())
-		w.Stop()
-		m.reconcile(ctx)
-	}
+	followPods(ctx, m.cfg.Pods, m.cfg.Clock, m.reconcile)
 	return nil
-}
-
-// follow reconciles on every change of the node's pods and every tick
-// until w closes or ctx ends.
-func (m *Namespaced) follow(ctx context.Context, w *versioncache.Watcher, tick <-chan time.Time) {
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case _, ok := <-w.Events():
-			if !ok {
-				return
-			}
-		case <-tick:
-		}
-		m.reconcile(ctx)
-	}
 }
 
 // stopAll stops every running holding without dropping it.

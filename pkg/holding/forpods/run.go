@@ -5,8 +5,8 @@ import (
 	"time"
 
 	"github.com/apiserver-lite/apiserver-lite/pkg/door"
-
 	"github.com/apiserver-lite/apiserver-lite/pkg/versioncache"
+	"k8s.io/utils/clock"
 )
 
 const (
@@ -37,36 +37,8 @@ func (m *Holdings) Run(ctx context.Context) error {
 	m.mu.Lock()
 	m.runCtx = ctx
 	m.mu.Unlock()
-	m.reconcile(ctx)
-	tick := m.cfg.Clock.NewTicker(reconcileEvery)
-	defer tick.Stop()
-	for ctx.Err() == nil {
-		w, err := m.cfg.Pods.WatchFromNow(versioncache.Predicate{})
-		if err != nil {
-			return nil // closed
-		}
-		m.follow(ctx, w, tick.C())
-		w.Stop()
-		m.reconcile(ctx)
-	}
+	followPods(ctx, m.cfg.Pods, m.cfg.Clock, m.reconcile)
 	return nil
-}
-
-// follow reconciles on every change of the node's pods and every tick
-// until w closes or ctx ends.
-func (m *Holdings) follow(ctx context.Context, w *versioncache.Watcher, tick <-chan time.Time) {
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case _, ok := <-w.Events():
-			if !ok {
-				return
-			}
-		case <-tick:
-		}
-		m.reconcile(ctx)
-	}
 }
 
 // stopAll stops every running holding without dropping it.
@@ -150,5 +122,39 @@ func (m *Holdings) pruneGoneLocked(ctx context.Context, h *holding) {
 	}
 	if err := m.saveLocked(ctx, h); err != nil {
 		m.log.Warn("owners of a holding not stored", "resource", h.Resource.Key(), "err", err)
+	}
+}
+
+// followPods calls reconcile now, on every change of the node's pods and
+// every reconcileEvery, until ctx ends or pods closes.
+func followPods(ctx context.Context, pods *versioncache.Cache, clk clock.WithTicker, reconcile func(context.Context)) {
+	reconcile(ctx)
+	tick := clk.NewTicker(reconcileEvery)
+	defer tick.Stop()
+	for ctx.Err() == nil {
+		w, err := pods.WatchFromNow(versioncache.Predicate{})
+		if err != nil {
+			return // closed
+		}
+		followOnce(ctx, w, tick.C(), reconcile)
+		w.Stop()
+		reconcile(ctx)
+	}
+}
+
+// followOnce reconciles on every event of w and every tick until w closes
+// or ctx ends.
+func followOnce(ctx context.Context, w *versioncache.Watcher, tick <-chan time.Time, reconcile func(context.Context)) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case _, ok := <-w.Events():
+			if !ok {
+				return
+			}
+		case <-tick:
+		}
+		reconcile(ctx)
 	}
 }
