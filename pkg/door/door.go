@@ -101,7 +101,7 @@ func Secure(h http.Handler, cfg SecureConfig) http.Handler {
 // /readyz/<check>) need an authorized identity, as /metrics does.
 func anonymousHealth(r *http.Request) bool {
 	switch r.URL.Path {
-	case "/livez", "/readyz", "/healthz":
+	case caller.PathLivez, caller.PathReadyz, caller.PathHealthz:
 		return r.URL.RawQuery == ""
 	}
 	return false

@@ -11,6 +11,7 @@ import (
 
 	"github.com/apiserver-lite/apiserver-lite/pkg/cloudsync"
 	"github.com/apiserver-lite/apiserver-lite/pkg/holding/forpods"
+	"github.com/apiserver-lite/apiserver-lite/pkg/listwatch/caller"
 	"github.com/apiserver-lite/apiserver-lite/pkg/listwatch/metrics"
 	"github.com/apiserver-lite/apiserver-lite/pkg/metastore"
 	"github.com/apiserver-lite/apiserver-lite/pkg/versioncache"
@@ -19,10 +20,10 @@ import (
 
 // Paths the daemon answers itself, on every door, never proxied.
 const (
-	PathMetrics = "/metrics"
-	PathLivez   = "/livez"
-	PathReadyz  = "/readyz"
-	PathHealthz = "/healthz"
+	PathMetrics = caller.PathMetrics
+	PathLivez   = caller.PathLivez
+	PathReadyz  = caller.PathReadyz
+	PathHealthz = caller.PathHealthz
 	// PathStatus is the status document `apiserver-lite status` reads.
 	PathStatus = "/debug/apiserver-lite/status"
 )

@@ -15,9 +15,19 @@ import (
 // cloud never answers for it.
 var errNeverForwarded = errors.New("the daemon's own endpoints are never forwarded to the cloud")
 
-// healthBases are the daemon's health endpoints, each with its
-// per-check subpaths.
-var healthBases = []string{"/healthz", "/livez", "/readyz"}
+// The daemon's health endpoints, each with its per-check subpaths: the one
+// list the doors, the proxy and the operational view share.
+const (
+	PathHealthz = "/healthz"
+	PathLivez   = "/livez"
+	PathReadyz  = "/readyz"
+	// PathMetrics and PathPprof are the daemon's other own endpoints.
+	PathMetrics = "/metrics"
+	PathPprof   = "/debug/pprof"
+)
+
+// healthBases are the health endpoints.
+var healthBases = []string{PathHealthz, PathLivez, PathReadyz}
 
 // Transport wraps the daemon's own cloud transport for a proxy: each
 // request goes with the round tripper ForwardTransport picks from its
@@ -73,7 +83,7 @@ func HealthPath(p string) bool {
 // OperationsPath is true for the daemon's own endpoints, /metrics and
 // /debug/pprof/, which are never forwarded to the cloud.
 func OperationsPath(p string) bool {
-	return p == "/metrics" || strings.HasPrefix(p, "/metrics/") || p == "/debug/pprof" || strings.HasPrefix(p, "/debug/pprof/")
+	return p == PathMetrics || strings.HasPrefix(p, PathMetrics+"/") || p == PathPprof || strings.HasPrefix(p, PathPprof+"/")
 }
 
 // CheckForwardable answers 403 for a request whose caller cannot be
