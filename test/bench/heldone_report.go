@@ -85,7 +85,7 @@ func (r *heldOneResults) writeMarkdown(w io.Writer, m machine) {
 			mibOf(r.afterSync.disk-r.base.disk), per(r.afterSync.disk, r.base.disk))
 	}
 	if r.readyz != "" {
-		fmt.Fprintf(&b, "apiserver-lite's `/readyz?verbose` then: `%s`.\n", r.readyz)
+		fmt.Fprintf(&b, "\napiserver-lite's `/readyz?verbose` then: `%s`.\n", r.readyz)
 	}
 	fmt.Fprintf(&b, "\n| %s's informer | synced in | held | cloud requests while it started |\n| --- | --- | --- | --- |\n", s.client)
 	fmt.Fprintf(&b, "| through apiserver-lite, starting the holding | %s | %d | %s |\n", r.throughSync.Round(time.Millisecond), r.throughHolds, requestList(r.throughCloud))
