@@ -73,9 +73,11 @@ test-unit: lint
 	$(GO) test -race -count=1 ./...
 
 # The end-to-end suite, the differential conformance suite and the benchmark
-# harness's smoke runs (TestBenchSmoke, TestBenchHeldSmoke, TestBenchFleetSmoke;
-# TestBench, TestBenchHeld and TestBenchFleet themselves skip without
-# BENCH_REPORT, BENCH_FLEET_REPORT) run against a real etcd, kube-apiserver, kubectl, kubemark
+# harness's smoke runs (TestBenchSmoke, TestBenchHeldSmoke,
+# TestBenchHeldNamespaceSmoke, TestBenchHeldNodesSmoke, TestBenchFleetSmoke;
+# TestBench, TestBenchHeld, TestBenchHeldNamespace, TestBenchHeldNodes and
+# TestBenchFleet themselves skip without BENCH_REPORT, BENCH_FLEET_REPORT)
+# run against a real etcd, kube-apiserver, kubectl, kubemark
 # (hollow kubelet and kube-proxy) and CoreDNS built from Go modules (cached
 # after the first build).
 tools:
@@ -94,15 +96,18 @@ test: test-unit test-e2e
 # times 1,000 services and EndpointSlices, what holding EndpointSlices for the
 # node's pods costs apiserver-lite and the cloud beside the same components
 # reading the cloud directly, in its own generated section. Then
-# TestBenchFlood: the kubelet's p99 on its door alone and during a
-# 450-connection flood of forged tokens, in its own section. See
-# docs/benchmarks.md.
+# TestBenchHeldNamespace and TestBenchHeldNodes: BENCH_SCALE times 1,000
+# ConfigMaps held in one namespace for an operator, and 1,000 Nodes held
+# whole for a CNI agent (flannel's service account), each beside the same
+# informer reading the cloud directly. Then TestBenchFlood: the kubelet's
+# p99 on its door alone and during a 450-connection flood of forged
+# tokens, in its own section. See docs/benchmarks.md.
 bench: build tools
 	APISERVER_LITE_BIN=$(abspath $(BINARY)) \
 	APISERVER_LITE_TOOLS_BIN=$$(test/tools/build.sh) \
 	BENCH_REPORT=$(abspath $(BENCH_REPORT)) \
 	BENCH_SCALE=$(BENCH_SCALE) BENCH_ROUNDS=$(BENCH_ROUNDS) \
-	$(GO) test -tags e2e -count=1 -timeout $(BENCH_TIMEOUT) -run '^(TestBench|TestBenchHeld|TestBenchHeldNamespace|TestBenchFlood)$$' -v ./test/bench/
+	$(GO) test -tags e2e -count=1 -timeout $(BENCH_TIMEOUT) -run '^(TestBench|TestBenchHeld|TestBenchHeldNamespace|TestBenchHeldNodes|TestBenchFlood)$$' -v ./test/bench/
 
 # The fleet benchmark: BENCH_FLEET_NODES nodes with BENCH_FLEET_PODS pods
 # each, every node's apiserver-lite against one cloud, then the same nodes'

@@ -20,6 +20,15 @@
 // generated section of the same report; TestBenchHeldSmoke runs it on 20
 // services in `make test`.
 //
+// TestBenchHeldNamespace and TestBenchHeldNodes, also run by `make bench`,
+// measure one client's holding the same way (heldone.go): an operator's
+// ConfigMaps informer in its namespace, and a CNI agent's Nodes informer
+// on kube-flannel's service account (every Node held whole beside the
+// node's own), each synced through the door, again from the holding, then
+// straight against the cloud on the same pod-bound token; each writes its
+// own section, and TestBenchHeldNamespaceSmoke and TestBenchHeldNodesSmoke
+// run them on 20 objects in `make test`.
+//
 // TestBenchSmoke runs the same harness on a tiny data set for one round in
 // `make test`, and fails when a figure is missing or the two servers
 // disagree on what they serve, so the harness cannot rot.

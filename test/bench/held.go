@@ -4,13 +4,11 @@ package bench
 
 import (
 	"context"
-	"fmt"
 	"strings"
 	"testing"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
 	"github.com/apiserver-lite/apiserver-lite/test/e2e/framework"
@@ -90,23 +88,12 @@ func runHeld(t testing.TB, cfg heldConfig) *heldResults {
 		Namespaces: []string{heldSystemNS, heldNamespace},
 		CloudArgs:  []string{"--service-cluster-ip-range", heldServiceCIDR}})
 	h := &heldRun{c: c, cfg: cfg}
-	steps := []struct {
-		name string
-		run  func(ctx context.Context) error
-	}{
+	res.reached, res.stopped = runSteps(t, "held", []benchStep{
 		{"data set", func(ctx context.Context) error { return h.seed(ctx, res) }},
 		{"apiserver-lite before any component", func(ctx context.Context) error { return h.baseline(ctx, res) }},
 		{"components through apiserver-lite", func(ctx context.Context) error { return h.liteSide(ctx, res) }},
 		{"components direct", func(ctx context.Context) error { return h.directSide(ctx, res) }},
-	}
-	for _, s := range steps {
-		t.Logf("held: %s", s.name)
-		if err := s.run(t.Context()); err != nil {
-			res.stopped = fmt.Errorf("%s: %w", s.name, err)
-			break
-		}
-		res.reached = append(res.reached, s.name)
-	}
+	})
 	stopReaders(h.readers)
 	res.machine.loadEnd = loadAverage()
 	return res
@@ -114,9 +101,7 @@ func runHeld(t testing.TB, cfg heldConfig) *heldResults {
 
 // seed creates the components and the services and EndpointSlices.
 func (h *heldRun) seed(ctx context.Context, res *heldResults) error {
-	cfg := rest.CopyConfig(h.c.AdminConfig)
-	cfg.QPS, cfg.Burst = clientQPS, clientBurst
-	admin, err := kubernetes.NewForConfig(cfg)
+	admin, err := adminClient(h.c)
 	if err != nil {
 		return err
 	}
@@ -221,13 +206,7 @@ func (h *heldRun) side(ctx context.Context, base *rest.Config, who func(framewor
 // requests counts the cloud's requests who picks in [start, end) by
 // requestKey.
 func (h *heldRun) requests(who func(framework.AuditEvent) bool, start, end time.Time) map[string]int {
-	out := map[string]int{}
-	for _, e := range h.c.CloudRequests(func(string) bool { return true }, start, end) {
-		if who(e) {
-			out[requestKey(e)]++
-		}
-	}
-	return out
+	return cloudRequestsIn(h.c, who, start, end)
 }
 
 // requestKey names an audited request by verb and resource with its

@@ -5,6 +5,7 @@ package bench
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strconv"
 	"sync"
@@ -79,19 +80,25 @@ func createComponent(ctx context.Context, cs kubernetes.Interface, node string, 
 	if _, err := cs.RbacV1().ClusterRoleBindings().Create(ctx, binding, metav1.CreateOptions{}); err != nil {
 		return "", err
 	}
-	sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: comp.sa}}
-	if _, err := cs.CoreV1().ServiceAccounts(heldSystemNS).Create(ctx, sa, metav1.CreateOptions{}); err != nil {
+	return podToken(ctx, cs, heldSystemNS, comp.sa, comp.sa+"-"+node, node)
+}
+
+// podToken creates service account ns/sa (unless it exists) and its pod
+// name bound to node, and returns a token bound to that pod.
+func podToken(ctx context.Context, cs kubernetes.Interface, ns, sa, name, node string) (string, error) {
+	if err := ignoreExists(cs.CoreV1().ServiceAccounts(ns).Create(ctx,
+		&corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: sa}}, metav1.CreateOptions{})); err != nil {
 		return "", err
 	}
-	pod, err := cs.CoreV1().Pods(heldSystemNS).Create(ctx, &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Name: comp.sa + "-" + node},
-		Spec: corev1.PodSpec{NodeName: node, ServiceAccountName: comp.sa,
-			Containers: []corev1.Container{{Name: comp.sa, Image: "registry.k8s.io/pause:3.10"}}},
+	pod, err := cs.CoreV1().Pods(ns).Create(ctx, &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec: corev1.PodSpec{NodeName: node, ServiceAccountName: sa,
+			Containers: []corev1.Container{{Name: sa, Image: "registry.k8s.io/pause:3.10"}}},
 	}, metav1.CreateOptions{})
 	if err != nil {
 		return "", err
 	}
-	tr, err := cs.CoreV1().ServiceAccounts(heldSystemNS).CreateToken(ctx, comp.sa, &authenticationv1.TokenRequest{
+	tr, err := cs.CoreV1().ServiceAccounts(ns).CreateToken(ctx, sa, &authenticationv1.TokenRequest{
 		Spec: authenticationv1.TokenRequestSpec{BoundObjectRef: &authenticationv1.BoundObjectReference{
 			Kind: "Pod", APIVersion: "v1", Name: pod.Name, UID: pod.UID}}}, metav1.CreateOptions{})
 	if err != nil {
@@ -110,6 +117,12 @@ func ignoreExists[T any](_ T, err error) error {
 // seedServices creates n services in heldNamespace, each with one
 // EndpointSlice of heldEndpoints endpoints, loadWorkers at a time.
 func seedServices(ctx context.Context, cs kubernetes.Interface, n int) error {
+	return forEachParallel(n, func(i int) error { return createService(ctx, cs, i) })
+}
+
+// forEachParallel calls f for 0..n-1, loadWorkers at a time, and returns
+// the workers' errors joined; a worker that failed makes no further calls.
+func forEachParallel(n int, f func(i int) error) error {
 	var wg sync.WaitGroup
 	jobs := make(chan int)
 	errs := make([]error, loadWorkers)
@@ -117,7 +130,7 @@ func seedServices(ctx context.Context, cs kubernetes.Interface, n int) error {
 		wg.Go(func() {
 			for i := range jobs {
 				if errs[w] == nil {
-					errs[w] = createService(ctx, cs, i)
+					errs[w] = f(i)
 				}
 			}
 		})
@@ -127,12 +140,7 @@ func seedServices(ctx context.Context, cs kubernetes.Interface, n int) error {
 	}
 	close(jobs)
 	wg.Wait()
-	for _, err := range errs {
-		if err != nil {
-			return err
-		}
-	}
-	return nil
+	return errors.Join(errs...)
 }
 
 func heldServiceName(i int) string { return fmt.Sprintf("svc-%05d", i) }
