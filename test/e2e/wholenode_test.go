@@ -110,21 +110,12 @@ func (n *wholeNode) processes(c *framework.Cluster) []*framework.Process {
 	return []*framework.Process{c.EdgeProcess(), c.KubemarkProcess(), c.HollowProxyProcess(), c.CoreDNSProcess(), c.FlanneldProcess()}
 }
 
-// rebootOffline stops the cloud, kills every component and the daemon,
-// removes flanneld's subnet file, restarts them all and the operator's
-// informers, and wants each working within componentSyncTimeout of the
-// restarts.
+// rebootOffline stops the cloud, powers the node off, restarts every
+// component and the operator's informers, and wants each working within
+// componentSyncTimeout of the restarts.
 func (n *wholeNode) rebootOffline(t *testing.T, c *framework.Cluster, online operatorView) {
 	c.StopCloud()
-	for _, p := range n.processes(c)[1:] {
-		if err := p.Kill(); err != nil {
-			t.Fatalf("kill %s: %v", p.Name, err)
-		}
-	}
-	if err := os.Remove(c.FlannelSubnetFile()); err != nil {
-		t.Fatalf("remove the subnet file: %v", err)
-	}
-	c.KillEdge()
+	n.powerOff(t, c)
 	c.StartEdge()
 	logged := len(flanneldLog(t, c))
 	restarted := time.Now()
@@ -150,6 +141,27 @@ func (n *wholeNode) rebootOffline(t *testing.T, c *framework.Cluster, online ope
 		}
 	})
 	time.Sleep(flannelSettle)
+	n.checkRunning(t, c)
+}
+
+// powerOff kills every component, then the daemon, and removes flanneld's
+// subnet file (a tmpfs /run at a reboot).
+func (n *wholeNode) powerOff(t *testing.T, c *framework.Cluster) {
+	t.Helper()
+	for _, p := range n.processes(c)[1:] {
+		if err := p.Kill(); err != nil {
+			t.Fatalf("kill %s: %v", p.Name, err)
+		}
+	}
+	if err := os.Remove(c.FlannelSubnetFile()); err != nil {
+		t.Fatalf("remove the subnet file: %v", err)
+	}
+	c.KillEdge()
+}
+
+// checkRunning wants none of the node's processes exited.
+func (n *wholeNode) checkRunning(t *testing.T, c *framework.Cluster) {
+	t.Helper()
 	for _, p := range n.processes(c) {
 		select {
 		case <-p.Exited():
