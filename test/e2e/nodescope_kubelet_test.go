@@ -22,26 +22,11 @@ import (
 func TestNodeScopeKubeletRebootOffline(t *testing.T) {
 	const ns = "nodescope-kubelet"
 	c := framework.New(t, framework.Options{NodeCredentials: true, Namespaces: []string{ns}})
-	ctx := t.Context()
-	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "app-secret"}, Data: map[string][]byte{"k": []byte("v")}}
-	if _, err := c.Admin.CoreV1().Secrets(ns).Create(ctx, secret, metav1.CreateOptions{}); err != nil {
-		t.Fatalf("create secret: %v", err)
-	}
 	c.StartEdge()
 	c.StartKubemark()
 	c.WaitNodeReady()
-	pod := &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Name: "secret-app"},
-		Spec: corev1.PodSpec{
-			NodeName:   c.NodeName,
-			Containers: []corev1.Container{{Name: "app", Image: appImage, VolumeMounts: []corev1.VolumeMount{{Name: "secret", MountPath: "/etc/secret"}}}},
-			Volumes:    []corev1.Volume{{Name: "secret", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: "app-secret"}}}},
-		},
-	}
-	if _, err := c.Admin.CoreV1().Pods(ns).Create(ctx, pod, metav1.CreateOptions{}); err != nil {
-		t.Fatalf("create pod: %v", err)
-	}
-	running := waitPodRunning(t, c, ns, pod.Name)
+	pod := createSecretAppPod(t, c, ns)
+	running := waitPodRunning(t, c, ns, pod)
 	if t.Failed() {
 		return
 	}
@@ -49,7 +34,38 @@ func TestNodeScopeKubeletRebootOffline(t *testing.T) {
 	rebootOffline(t, c)
 	checkNotKilled(t, c, running)
 	c.StartCloud()
-	waitPodRunning(t, c, ns, pod.Name)
+	waitPodRunning(t, c, ns, pod)
+}
+
+// secretAppPod is the pod createSecretAppPod makes: it mounts secret
+// secretAppSecret as volume "secret", and the projected service-account
+// token as every pod does.
+const (
+	secretAppPod    = "secret-app"
+	secretAppSecret = "app-secret"
+)
+
+// createSecretAppPod creates secretAppSecret and secretAppPod, bound to
+// the node, in ns and returns the pod's name.
+func createSecretAppPod(t *testing.T, c *framework.Cluster, ns string) string {
+	t.Helper()
+	ctx := t.Context()
+	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: secretAppSecret}, Data: map[string][]byte{"k": []byte("v")}}
+	if _, err := c.Admin.CoreV1().Secrets(ns).Create(ctx, secret, metav1.CreateOptions{}); err != nil {
+		t.Fatalf("create secret: %v", err)
+	}
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: secretAppPod},
+		Spec: corev1.PodSpec{
+			NodeName:   c.NodeName,
+			Containers: []corev1.Container{{Name: "app", Image: appImage, VolumeMounts: []corev1.VolumeMount{{Name: "secret", MountPath: "/etc/secret"}}}},
+			Volumes:    []corev1.Volume{{Name: "secret", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: secretAppSecret}}}},
+		},
+	}
+	if _, err := c.Admin.CoreV1().Pods(ns).Create(ctx, pod, metav1.CreateOptions{}); err != nil {
+		t.Fatalf("create pod: %v", err)
+	}
+	return pod.Name
 }
 
 // rebootOffline stops the cloud, reboots the edge node (apiserver-lite and
@@ -65,13 +81,25 @@ func rebootOffline(t *testing.T, c *framework.Cluster) {
 	c.KillEdge()
 	c.StartEdge()
 	c.StartKubemark()
+	waitKubeletRestarted(t, c)
+}
+
+// kubeletRestartedLogs are what a hollow kubelet logs once it mounted
+// secretAppPod's secret and a projected token and started a container.
+var kubeletRestartedLogs = []string{
+	`MountVolume.SetUp succeeded for volume \"secret\"`,
+	`MountVolume.SetUp succeeded for volume \"kube-api-access-`,
+	`"Type":"ContainerStarted"`,
+}
+
+// waitKubeletRestarted waits until the hollow kubelet's current run has
+// mounted secretAppPod's secret and a projected token and started a
+// container, within kubeletStartTimeout.
+func waitKubeletRestarted(t *testing.T, c *framework.Cluster) {
+	t.Helper()
 	_, err := eventually(t.Context(), kubeletStartTimeout, func() (string, error) {
 		log := c.KubemarkLog()
-		for _, want := range []string{
-			`MountVolume.SetUp succeeded for volume \"secret\"`,
-			`MountVolume.SetUp succeeded for volume \"kube-api-access-`,
-			`"Type":"ContainerStarted"`,
-		} {
+		for _, want := range kubeletRestartedLogs {
 			if !strings.Contains(log, want) {
 				return "", fmt.Errorf("kubemark has not logged %s", want)
 			}

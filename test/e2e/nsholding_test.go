@@ -146,26 +146,57 @@ type operatorView struct {
 // synced, stops them and returns what they held.
 func syncOperator(t *testing.T, c *framework.Cluster, ns, token string) operatorView {
 	t.Helper()
+	op := startOperator(c, ns, token)
+	defer op.stop()
+	return op.waitSynced(t, c)
+}
+
+// operatorInformers are an operator's running informers in one namespace.
+type operatorInformers struct {
+	ns string
+	// deadline is componentSyncTimeout after the start.
+	deadline time.Time
+	cancel   context.CancelFunc
+	typed    informers.SharedInformerFactory
+	dyn      dynamicinformer.DynamicSharedInformerFactory
+	cms      cache.SharedIndexInformer
+	widgets  cache.SharedIndexInformer
+}
+
+// startOperator starts a typed ConfigMaps informer and a dynamic widgets
+// informer in ns through the daemon's TLS door on token; they run until
+// stop.
+func startOperator(c *framework.Cluster, ns, token string) *operatorInformers {
 	cfg := c.DoorConfig()
 	cfg.BearerToken = token
-	cs := kubernetes.NewForConfigOrDie(cfg)
-	dyn := dynamic.NewForConfigOrDie(cfg)
-	ctx, cancel := context.WithTimeout(t.Context(), componentSyncTimeout)
-	typed := informers.NewSharedInformerFactoryWithOptions(cs, 0, informers.WithNamespace(ns))
-	cms := typed.Core().V1().ConfigMaps().Informer()
-	dynf := dynamicinformer.NewFilteredDynamicSharedInformerFactory(dyn, 0, ns, nil)
-	widgets := dynf.ForResource(widgetsGVR).Informer()
-	typed.Start(ctx.Done())
-	dynf.Start(ctx.Done())
-	defer func() { // stop the informers, then wait for them
-		cancel()
-		typed.Shutdown()
-		dynf.Shutdown()
-	}()
-	if !cache.WaitForCacheSync(ctx.Done(), cms.HasSynced, widgets.HasSynced) {
-		t.Fatalf("informers in %s did not sync within %s\n%s", ns, componentSyncTimeout, tail(c.EdgeProcess().Tail(40), 40))
+	ctx, cancel := context.WithCancel(context.Background())
+	op := &operatorInformers{ns: ns, deadline: time.Now().Add(componentSyncTimeout), cancel: cancel,
+		typed: informers.NewSharedInformerFactoryWithOptions(kubernetes.NewForConfigOrDie(cfg), 0, informers.WithNamespace(ns)),
+		dyn:   dynamicinformer.NewFilteredDynamicSharedInformerFactory(dynamic.NewForConfigOrDie(cfg), 0, ns, nil)}
+	op.cms = op.typed.Core().V1().ConfigMaps().Informer()
+	op.widgets = op.dyn.ForResource(widgetsGVR).Informer()
+	op.typed.Start(ctx.Done())
+	op.dyn.Start(ctx.Done())
+	return op
+}
+
+// waitSynced waits until both informers synced, within
+// componentSyncTimeout of their start, and returns what they hold.
+func (op *operatorInformers) waitSynced(t *testing.T, c *framework.Cluster) operatorView {
+	t.Helper()
+	ctx, cancel := context.WithDeadline(t.Context(), op.deadline)
+	defer cancel()
+	if !cache.WaitForCacheSync(ctx.Done(), op.cms.HasSynced, op.widgets.HasSynced) {
+		t.Fatalf("informers in %s did not sync within %s\n%s", op.ns, componentSyncTimeout, tail(c.EdgeProcess().Tail(40), 40))
 	}
-	return operatorView{configMaps: storeNames(cms.GetStore()), widgets: storeNames(widgets.GetStore())}
+	return operatorView{configMaps: storeNames(op.cms.GetStore()), widgets: storeNames(op.widgets.GetStore())}
+}
+
+// stop stops the informers and waits for them.
+func (op *operatorInformers) stop() {
+	op.cancel()
+	op.typed.Shutdown()
+	op.dyn.Shutdown()
 }
 
 // storeNames are the names of an informer store's objects, sorted.

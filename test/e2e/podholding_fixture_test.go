@@ -61,12 +61,15 @@ type heldFixture struct {
 // Service with an EndpointSlice and a ServiceCIDR carrying markers.
 func createHeldFixture(t *testing.T, c *framework.Cluster) heldFixture {
 	t.Helper()
+	createNode(t, c)
+	return createHeldComponents(t, c)
+}
+
+// createHeldComponents is createHeldFixture on a node that exists.
+func createHeldComponents(t *testing.T, c *framework.Cluster) heldFixture {
+	t.Helper()
 	ctx := t.Context()
-	core, rbac := c.Admin.CoreV1(), c.Admin.RbacV1()
-	mustCreate(t, func() error {
-		_, err := core.Nodes().Create(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: c.NodeName}}, metav1.CreateOptions{})
-		return err
-	})
+	rbac := c.Admin.RbacV1()
 	mustCreate(t, func() error {
 		_, err := rbac.ClusterRoles().Create(ctx, &corednsClusterRole, metav1.CreateOptions{})
 		return err

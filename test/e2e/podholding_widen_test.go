@@ -84,6 +84,14 @@ func TestNodesWidenedForCNIAgent(t *testing.T) {
 // a token bound to that pod.
 func createFlannelFixture(t *testing.T, c *framework.Cluster) string {
 	t.Helper()
+	createFlannelNodes(t, c)
+	return createFlannelAgent(t, c)
+}
+
+// createFlannelNodes creates this node (its podCIDR) and the peer Node
+// (podCIDR and flannel's annotations).
+func createFlannelNodes(t *testing.T, c *framework.Cluster) {
+	t.Helper()
 	ctx := t.Context()
 	for _, n := range []*corev1.Node{
 		// A kubelet annotates its Node; flanneld assumes annotations exist.
@@ -101,6 +109,14 @@ func createFlannelFixture(t *testing.T, c *framework.Cluster) string {
 			return err
 		})
 	}
+}
+
+// createFlannelAgent creates kube-flannel's ClusterRole bound to service
+// account kube-flannel/flannel and a pod of it bound to the node, and
+// returns a token bound to that pod.
+func createFlannelAgent(t *testing.T, c *framework.Cluster) string {
+	t.Helper()
+	ctx := t.Context()
 	mustCreate(t, func() error {
 		_, err := c.Admin.RbacV1().ClusterRoles().Create(ctx, &flannelClusterRole, metav1.CreateOptions{})
 		return err
