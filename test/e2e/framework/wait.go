@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"strconv"
+	"sync"
 	"time"
 )
 
@@ -18,14 +19,32 @@ const pollInterval = 250 * time.Millisecond
 // probeTimeout bounds one readiness HTTP request.
 const probeTimeout = 2 * time.Second
 
-// FreePort returns a TCP port on 127.0.0.1 that was free a moment ago.
+// handedOut are the ports FreePort returned in this process: the kernel
+// hands a just-closed port out again at once, so two calls in a row (an
+// etcd's client and peer ports) could otherwise get the same one.
+var (
+	handedOutMu sync.Mutex
+	handedOut   = map[int]bool{} // guarded by handedOutMu
+)
+
+// FreePort returns a TCP port on 127.0.0.1 that was free a moment ago and
+// that it never returned before in this process.
 func FreePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, fmt.Errorf("find free port: %w", err)
+	handedOutMu.Lock()
+	defer handedOutMu.Unlock()
+	for range freePortAttempts {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return 0, fmt.Errorf("find free port: %w", err)
+		}
+		port := l.Addr().(*net.TCPAddr).Port
+		_ = l.Close()
+		if !handedOut[port] {
+			handedOut[port] = true
+			return port, nil
+		}
 	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
+	return 0, fmt.Errorf("find free port: every one of %d tries was handed out before", freePortAttempts)
 }
 
 // loopback returns "127.0.0.1:port".
