@@ -30,6 +30,16 @@ const (
 	maxHeaderBytes = 1 << 20
 )
 
+// doorSocket names each door's socket as systemd passes it.
+var doorSocket = map[string]string{doorLoopback: door.SocketKubelet, doorTLS: door.SocketPods, doorInsecure: door.SocketInsecure}
+
+// doorSockets are the doors' addresses by socket name ("" for a door
+// that is off).
+func (c config) doorSockets() map[string]string {
+	return map[string]string{door.SocketKubelet: c.ListenAddress, door.SocketPods: c.SecureListenAddress,
+		door.SocketInsecure: c.InsecureListenAddress}
+}
+
 // doorSet is the local API's open doors, each a server on its listener.
 type doorSet struct {
 	servers   []*http.Server
@@ -40,6 +50,8 @@ type doorSet struct {
 	// pods is the pods' door's bootstrapped certificate and binding state
 	// (see doors_pods.go).
 	pods podsDoor
+	// sockets hands each door its listener (see door.Sockets).
+	sockets *door.Sockets
 }
 
 // selfDoor is a door the daemon can reach itself.
@@ -75,6 +87,9 @@ type doorDeps struct {
 	// local verifies the node's pods' service-account tokens; nil
 	// reviews every token.
 	local door.LocalVerifier
+	// sockets are where the doors listen: the sockets systemd passed,
+	// else each door's own.
+	sockets *door.Sockets
 }
 
 // openDoors listens on the configured doors; on error it closes what it
@@ -82,7 +97,7 @@ type doorDeps struct {
 // (secure-listen-address) share one authentication and authorization
 // chain; the insecure door makes every caller the node.
 func openDoors(cfg config, d doorDeps) (*doorSet, error) {
-	set := &doorSet{}
+	set := &doorSet{sockets: d.sockets}
 	if err := openAuthenticated(cfg, d, set); err != nil {
 		return nil, errors.Join(err, set.close())
 	}
@@ -187,7 +202,7 @@ func newChain(cfg config, d doorDeps) (door.SecureConfig, error) {
 
 // listen serves h on addr within lim, with TLS when tlsCfg is set.
 func (s *doorSet) listen(addr string, tlsCfg *tls.Config, h http.Handler, lim *door.Limiter, log *slog.Logger, name string) error {
-	ln, err := net.Listen("tcp", addr)
+	ln, err := s.sockets.Listen(doorSocket[name], addr)
 	if err != nil {
 		return fmt.Errorf("listen %s door: %w", name, err)
 	}

@@ -47,7 +47,9 @@ func (p *podsDoor) open(cfg config, d doorDeps, base *tls.Config) (*tls.Config, 
 	if p.addr == "" {
 		return base, nil
 	}
-	if err := door.CheckBound(p.addr); errors.Is(err, door.ErrAddressNotBound) {
+	// A socket systemd passed is bound already (FreeBind= before the
+	// address exists).
+	if err := door.CheckBound(p.addr); errors.Is(err, door.ErrAddressNotBound) && !d.sockets.Passed(door.SocketPods) {
 		p.bindErr = err
 		d.log.Warn("the pods' door's address is not assigned to any interface: the door opens once it is "+
 			"(e.g. ip addr add 169.254.20.10/32 dev lo)", "address", p.addr, "err", err)

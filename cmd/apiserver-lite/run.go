@@ -14,6 +14,7 @@ import (
 	"github.com/apiserver-lite/apiserver-lite/pkg/atrest"
 	"github.com/apiserver-lite/apiserver-lite/pkg/cloudsync"
 	"github.com/apiserver-lite/apiserver-lite/pkg/cloudsync/link"
+	"github.com/apiserver-lite/apiserver-lite/pkg/door"
 	"github.com/apiserver-lite/apiserver-lite/pkg/metastore"
 	"github.com/apiserver-lite/apiserver-lite/pkg/operations"
 	"github.com/apiserver-lite/apiserver-lite/pkg/startup"
@@ -58,6 +59,13 @@ func runDaemon(ctx context.Context, cfg config) error {
 		log.Warn(w)
 	}
 	applyMemorySettings(cfg, log) // checked by Validate
+	// Sockets systemd holds for the doors are claimed first: a socket
+	// that disagrees with its door's flag fails the start at once.
+	sockets, err := door.InheritSockets(cfg.doorSockets())
+	if err != nil {
+		return err
+	}
+	defer sockets.Close() // those no door took, on a failed start
 	res, err := syncResources(cfg)
 	if err != nil {
 		return err
@@ -76,7 +84,7 @@ func runDaemon(ctx context.Context, cfg config) error {
 	if err != nil {
 		return atrest.OpenStoreError(err, cfg.EncryptionKeyFile, cfg.DataDir) // says "open metastore"
 	}
-	err = serve(ctx, cfg, res, store, storeState{recovery: rec, sealer: sealing.Sealer}, log)
+	err = serve(ctx, cfg, res, store, storeState{recovery: rec, sealer: sealing.Sealer, sockets: sockets}, log)
 	if cerr := store.Close(); cerr != nil {
 		err = errors.Join(err, cerr) // says "close metastore"
 	}
@@ -108,6 +116,8 @@ type storeState struct {
 	recovery metastore.Recovery
 	// sealer is the state key; nil without one.
 	sealer metastore.Sealer
+	// sockets are where the doors listen: systemd's, else their own.
+	sockets *door.Sockets
 }
 
 // newLink returns the cloud's one link prober, listening to conns.
