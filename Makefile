@@ -16,7 +16,7 @@
 #   make demo        throwaway control plane + apiserver-lite + hollow kubelet,
 #                    with a scripted outage and recovery (Ctrl-C to stop)
 #   make run         run against the cluster in KUBECONFIG
-#   make install     install binary, systemd unit and example config
+#   make install     install binary, systemd units and example config
 
 GO        ?= go
 BIN_DIR   := bin
@@ -164,7 +164,8 @@ install: build
 	sed 's|/usr/local/bin/apiserver-lite|$(PREFIX)/bin/apiserver-lite|' systemd/apiserver-lite.service \
 	  > $(DESTDIR)$(UNITDIR)/apiserver-lite.service
 	chmod 0644 $(DESTDIR)$(UNITDIR)/apiserver-lite.service
-	install -m 0644 systemd/apiserver-lite-credentials.path systemd/apiserver-lite-credentials.service $(DESTDIR)$(UNITDIR)/
+	install -m 0644 systemd/apiserver-lite-credentials.path systemd/apiserver-lite-credentials.service \
+	  systemd/apiserver-lite.socket systemd/apiserver-lite-pods.socket $(DESTDIR)$(UNITDIR)/
 	install -D -m 0644 configs/apiserver-lite.yaml $(DESTDIR)$(SYSCONFDIR)/apiserver-lite/config.yaml
 
 clean:
