@@ -202,6 +202,7 @@ func newChain(cfg config, d doorDeps) (door.SecureConfig, error) {
 
 // listen serves h on addr within lim, with TLS when tlsCfg is set.
 func (s *doorSet) listen(addr string, tlsCfg *tls.Config, h http.Handler, lim *door.Limiter, log *slog.Logger, name string) error {
+	passed := s.sockets.Passed(doorSocket[name])
 	ln, err := s.sockets.Listen(doorSocket[name], addr)
 	if err != nil {
 		return fmt.Errorf("listen %s door: %w", name, err)
@@ -216,7 +217,7 @@ func (s *doorSet) listen(addr string, tlsCfg *tls.Config, h http.Handler, lim *d
 		ln = tls.NewListener(ln, srv.TLSConfig)
 	}
 	s.servers, s.listeners = append(s.servers, srv), append(s.listeners, ln)
-	log.Info("serving", "door", name, "address", ln.Addr().String(), "tls", tlsCfg != nil)
+	log.Info("serving", "door", name, "address", ln.Addr().String(), "tls", tlsCfg != nil, "systemdSocket", passed)
 	return nil
 }
 

@@ -56,6 +56,10 @@ type Options struct {
 	// AuditLog makes kube-apiserver log every request, read back with
 	// CloudRequests.
 	AuditLog bool
+	// HeldSockets makes the harness hold apiserver-lite's two doors and
+	// pass them to each start as systemd's socket activation does
+	// (HeldSockets), so a restart queues connections instead of refusing.
+	HeldSockets bool
 	// AuditSARBodies also logs the bodies of SubjectAccessReviews (with
 	// AuditLog), so a test reads the identity a reviewer asked about.
 	AuditSARBodies bool

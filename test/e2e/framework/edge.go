@@ -24,6 +24,9 @@ func (c *Cluster) StartEdge() {
 	c.t.Helper()
 	if c.edge == nil {
 		c.edge = c.newProcess("apiserver-lite", c.Bins.APIServerLite, c.edgeArgs()...)
+		if c.opts.HeldSockets {
+			c.holdEdgeSockets(c.edge, loopback(c.DoorPort), loopback(c.EdgePort))
+		}
 	}
 	c.startProcess(c.edge)
 	check := httpOK(&http.Client{}, c.EdgeURL+"/readyz")

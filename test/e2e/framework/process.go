@@ -28,6 +28,9 @@ type Process struct {
 	Args    []string
 	Env     []string // appended to os.Environ
 	LogPath string
+	// Held, when set, are sockets passed to every start as systemd's
+	// socket activation passes them (see HeldSockets).
+	Held *HeldSockets
 
 	mu sync.Mutex
 	// cmd is the running command; nil before Start and after it is reaped.
@@ -51,8 +54,8 @@ func (p *Process) Start() error {
 		return fmt.Errorf("open %s log: %w", p.Name, err)
 	}
 	fmt.Fprintf(logFile, "=== %s start %s: %s %q\n", time.Now().Format(time.RFC3339Nano), p.Name, p.Path, p.Args)
-	cmd := exec.Command(p.Path, p.Args...)
-	cmd.Env = append(os.Environ(), p.Env...)
+	cmd := p.Held.command(p.Path, p.Args)
+	cmd.Env = append(append(os.Environ(), p.Env...), cmd.Env...)
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	// A process group lets teardown kill children too. Pdeathsig kills the
 	// process if the test binary dies before its cleanups run, for example
