@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -34,7 +33,7 @@ type fleetResults struct {
 	machine               machine
 	lite, direct          sideCost
 	cloudRestart, reboot  restartResult
-	leaseFails            [2]atomic.Int64 // per side: kubeSide is the direct one
+	leaseFails            [2]sideLeases // per side: kubeSide is the direct one
 	reached               []string
 	stopped               error
 	cloudStart, fleetLoad time.Duration
@@ -47,6 +46,8 @@ type fleet struct {
 	admin kubernetes.Interface // unthrottled
 	nodes []*framework.Node
 	local []kubernetes.Interface // each node's apiserver-lite
+	// endLite stops the Lease renewals through the apiserver-lites.
+	endLite context.CancelFunc
 	// added are the suffixes of the pods added to every node after the
 	// data set, in order.
 	added []string
@@ -111,6 +112,7 @@ func (f *fleet) load(ctx context.Context, r *fleetResults) error {
 	r.fleetLoad = time.Since(start)
 	for i := range f.cfg.Nodes {
 		f.nodes, f.local = append(f.nodes, f.c.AddNode(nodeName(i))), append(f.local, nil)
+		f.nodes[i].HoldSockets() // as apiserver-lite.socket does
 	}
 	return nil
 }
@@ -144,7 +146,9 @@ func (f *fleet) liteSide(ctx context.Context, r *fleetResults) error {
 	if err := f.eachNode(func(i int) error { return f.caughtUp(ctx, i, f.cfg.Pods, "") }); err != nil {
 		return err
 	}
-	f.renewLeases(ctx, f.local, &r.leaseFails[liteSide])
+	var liteCtx context.Context
+	liteCtx, f.endLite = context.WithCancel(ctx)
+	f.renewLeases(liteCtx, f.local, &r.leaseFails[liteSide])
 	time.Sleep(f.cfg.Settle)
 	r.lite, err = measureSide(ctx, f.c, f.cfg.Window, base)
 	return err
@@ -154,6 +158,8 @@ func (f *fleet) liteSide(ctx context.Context, r *fleetResults) error {
 // changes every node's pods and times until all serve the change.
 func (f *fleet) restartCloud(ctx context.Context, r *fleetResults) error {
 	start := time.Now()
+	r.enterPhase(phaseCloudRestart)
+	defer r.enterPhase(phaseSteady)
 	f.c.StopCloud()
 	f.c.StartCloud()
 	var err error
@@ -161,14 +167,14 @@ func (f *fleet) restartCloud(ctx context.Context, r *fleetResults) error {
 	return err
 }
 
-// reboot kills every node's apiserver-lite and starts them all at once.
+// reboot restarts every node's apiserver-lite at once, each as systemctl
+// restart does: SIGTERM, then a start on the sockets held for its doors.
 func (f *fleet) reboot(ctx context.Context, r *fleetResults) error {
-	for _, n := range f.nodes {
-		n.Kill()
-	}
+	r.enterPhase(phaseDaemonRestart)
+	defer r.enterPhase(phaseSteady)
 	start := time.Now()
-	for _, n := range f.nodes {
-		n.Start()
+	if err := f.eachNode(func(i int) error { return f.restartNode(i) }); err != nil {
+		return err
 	}
 	var err error
 	r.reboot, err = f.changeAndCatchUp(ctx, start, start, "d")
@@ -196,6 +202,7 @@ func (f *fleet) changeAndCatchUp(ctx context.Context, start, from time.Time, suf
 // directSide stops the apiserver-lites and opens every node's kubelet read
 // set directly against the cloud, with the same Lease renewals.
 func (f *fleet) directSide(ctx context.Context, r *fleetResults) error {
+	f.endLite()
 	for _, n := range f.nodes {
 		n.Kill()
 	}
@@ -222,7 +229,7 @@ func (f *fleet) directSide(ctx context.Context, r *fleetResults) error {
 }
 
 // renewLeases renews every node's Lease through clients until ctx ends.
-func (f *fleet) renewLeases(ctx context.Context, clients []kubernetes.Interface, failed *atomic.Int64) {
+func (f *fleet) renewLeases(ctx context.Context, clients []kubernetes.Interface, failed *sideLeases) {
 	for i, cs := range clients {
 		go renewLeases(ctx, cs, nodeName(i), failed)
 	}

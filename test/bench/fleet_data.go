@@ -6,7 +6,6 @@ import (
 	"context"
 	"fmt"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	coordinationv1 "k8s.io/api/coordination/v1"
@@ -96,7 +95,7 @@ func createPod(ctx context.Context, admin kubernetes.Interface, node, name strin
 // renewLeases renews node's Lease every leaseInterval through cs, as its
 // kubelet does, until ctx ends; a failed renewal reads the Lease again at
 // the next one, and is counted in failed.
-func renewLeases(ctx context.Context, cs kubernetes.Interface, node string, failed *atomic.Int64) {
+func renewLeases(ctx context.Context, cs kubernetes.Interface, node string, failed interface{ Add(int64) int64 }) {
 	leases := cs.CoordinationV1().Leases(leaseNamespace)
 	var lease *coordinationv1.Lease
 	for {

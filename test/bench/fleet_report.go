@@ -62,11 +62,12 @@ func (r *fleetResults) writeMarkdown(w io.Writer) {
 		name string
 		res  restartResult
 		from string
-	}{{"cloud kube-apiserver restarted", r.cloudRestart, "the cloud was ready"}, {"every apiserver-lite killed and started at once", r.reboot, "the starts"}} {
+	}{{"cloud kube-apiserver restarted", r.cloudRestart, "the cloud was ready"}, {"every apiserver-lite restarted (SIGTERM) on its held sockets at once", r.reboot, "the starts"}} {
 		fmt.Fprintf(&b, "| %s | %d | %d | %d | %s after %s |\n", x.name, x.res.lists.collection, x.res.lists.single,
 			x.res.lists.checks, x.res.caughtUp.Round(time.Millisecond), x.from)
 	}
 	b.WriteString("\n")
+	r.writeLeaseFailures(&b)
 	b.WriteString("| goal | verdict |\n| --- | --- |\n")
 	fmt.Fprintf(&b, "| steady state: apiserver-lite ≤ direct in cloud requests per minute | %s |\n",
 		verdict(r.lite.allPerMin() <= r.direct.allPerMin()+rateTolerance))
@@ -112,5 +113,5 @@ func (r *fleetResults) check() []error {
 		errs = append(errs, fmt.Errorf("figure missing: catch-up after the cloud restart %v, after the reboot %v",
 			r.cloudRestart.caughtUp, r.reboot.caughtUp))
 	}
-	return errs
+	return append(errs, r.checkLeases()...)
 }

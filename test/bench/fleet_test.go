@@ -67,6 +67,17 @@ func TestFleetCheck(t *testing.T) {
 		{"no watches", func(r *fleetResults) { r.direct.watches = 0 }, "open watches"},
 		{"no CPU", func(r *fleetResults) { r.lite.apiCPU = 0 }, "CPU"},
 		{"no catch-up", func(r *fleetResults) { r.reboot.caughtUp = 0 }, "catch-up"},
+		{"Lease renewal failed across the daemon restart", func(r *fleetResults) {
+			r.enterPhase(phaseDaemonRestart)
+			r.leaseFails[liteSide].Add(1)
+		}, "failed Lease renewals across the daemon restart"},
+		{"Lease renewals failed in the other phases", func(r *fleetResults) {
+			for _, p := range []leasePhase{phaseSteady, phaseCloudRestart} {
+				r.enterPhase(p)
+				r.leaseFails[liteSide].Add(1)
+				r.leaseFails[kubeSide].Add(1)
+			}
+		}, ""},
 		{"stopped", func(r *fleetResults) { r.stopped = errors.New("node fleet-001 serves 3 pods, want 4") }, "stopped"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {

@@ -33,6 +33,9 @@ const (
 	// acceptAfterTerm bounds how soon after SIGTERM the new daemon serves
 	// on the held socket.
 	acceptAfterTerm = 5 * time.Second
+	// serveFromStoreWithin bounds how soon a started daemon serves what
+	// its store holds, the cloud stopped.
+	serveFromStoreWithin = time.Second
 	// renewalsAround is how many renewals must succeed before the restart
 	// and after the new daemon serves.
 	renewalsAround = 3
@@ -76,6 +79,29 @@ func TestRestartOnHeldSocket(t *testing.T) {
 	cancel()
 	if failed := r.failures(); len(failed) > 0 {
 		t.Errorf("Lease renewals across the restart: got %d failed, want none:\n%v", len(failed), failed)
+	}
+	checkServesOfflineAtOnce(t, c, cs)
+}
+
+// checkServesOfflineAtOnce restarts the daemon with the cloud stopped: the
+// node's pods are listed from its store within serveFromStoreWithin of the
+// start, so nothing before the doors accept waits for the cloud.
+func checkServesOfflineAtOnce(t *testing.T, c *framework.Cluster, cs kubernetes.Interface) {
+	t.Helper()
+	c.StopCloud()
+	c.TermEdge()
+	if err := c.EdgeProcess().Start(); err != nil {
+		t.Fatal(err)
+	}
+	started := time.Now()
+	_, err := cs.CoreV1().Pods("").List(t.Context(), metav1.ListOptions{FieldSelector: "spec.nodeName=" + c.NodeName})
+	if err != nil {
+		t.Fatalf("list the node's pods with the cloud stopped: %v", err)
+	}
+	took := time.Since(started)
+	t.Logf("cloud stopped: start to the node's pods listed from the store %s", took.Round(time.Millisecond))
+	if took > serveFromStoreWithin {
+		t.Errorf("the node's pods were listed %s after the start, want within %s", took.Round(time.Millisecond), serveFromStoreWithin)
 	}
 }
 
