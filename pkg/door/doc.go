@@ -31,4 +31,11 @@
 // a client certificate, or not at all) in the request's context through
 // package listwatch/caller, which the API reads; the API never imports the
 // doors.
+//
+// A door listens on the socket systemd passed for it when there is one
+// (inherit.go, socket activation): each passed socket is taken by the door
+// its name (FileDescriptorName=) gives, and only where the door's address
+// and the socket's bound address agree; a door without its socket or a
+// socket no door takes stops the start. Only the TCP listener is passed:
+// TLS and the connection limits stay the door's.
 package door
