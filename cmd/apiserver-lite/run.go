@@ -51,14 +51,10 @@ func runDaemon(ctx context.Context, cfg config) error {
 	if err := cfg.Validate(); err != nil {
 		return err
 	}
-	log, err := newLogger(os.Stderr, cfg.LogLevel, cfg.LogFormat)
+	log, err := startLog(cfg)
 	if err != nil {
 		return err
 	}
-	for _, w := range cfg.warnings() {
-		log.Warn(w)
-	}
-	applyMemorySettings(cfg, log) // checked by Validate
 	// Sockets systemd holds for the doors are claimed first: a socket
 	// that disagrees with its door's flag fails the start at once.
 	sockets, err := door.InheritSockets(cfg.doorSockets())
@@ -90,6 +86,20 @@ func runDaemon(ctx context.Context, cfg config) error {
 	}
 	log.Info("stopped", "err", err)
 	return err
+}
+
+// startLog returns the daemon's logger, having logged the settings that
+// weaken security and applied the memory settings (checked by Validate).
+func startLog(cfg config) (*slog.Logger, error) {
+	log, err := newLogger(os.Stderr, cfg.LogLevel, cfg.LogFormat)
+	if err != nil {
+		return nil, err
+	}
+	for _, w := range cfg.warnings() {
+		log.Warn(w)
+	}
+	applyMemorySettings(cfg, log)
+	return log, nil
 }
 
 // serve runs the sync loops and the local API until ctx ends, then shuts
