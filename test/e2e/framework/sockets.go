@@ -105,14 +105,19 @@ func (c *Cluster) TermEdge() time.Time {
 	return sent
 }
 
-// term is Stop that also returns when SIGTERM was sent.
+// termGrace is how long term waits after SIGTERM before SIGKILL: the
+// unit's TimeoutStopSec=, as systemctl restart waits.
+const termGrace = 30 * time.Second
+
+// term is Stop with the unit's grace; it also returns when SIGTERM was
+// sent, and fails when the process needed SIGKILL.
 func (p *Process) term() (time.Time, error) {
 	sent := time.Now()
-	err := p.Stop()
+	err := p.stop(termGrace)
 	if err == nil && p.ExitErr() != nil {
 		var exit *exec.ExitError
 		if errors.As(p.ExitErr(), &exit) && exit.Sys().(syscall.WaitStatus).Signaled() {
-			err = fmt.Errorf("%s did not exit within %s of SIGTERM: %w", p.Name, stopGrace, p.ExitErr())
+			err = fmt.Errorf("%s did not exit within %s of SIGTERM: %w", p.Name, termGrace, p.ExitErr())
 		}
 	}
 	return sent, err
