@@ -69,7 +69,7 @@ func ScanObject(raw []byte, apiVersion, kind string, kinds Kinds) (Scan, error) 
 // ScanAs reads raw as ScanObject does, reading paths whatever its kind
 // says, as objects of gk. Only a syntax error is returned.
 func ScanAs(raw []byte, gk schema.GroupKind, paths Paths) (Scan, error) {
-	sc, _, err := scan(raw, target{forced: true, forcedGK: gk, forcedPaths: paths})
+	sc, _, err := scan(raw, target{forced: &gk, kinds: fixed{paths}})
 	return sc, err
 }
 
@@ -87,18 +87,18 @@ func UID(raw []byte) string {
 type target struct {
 	apiVersion, kind string // the list's, standing in for the object's own
 	kinds            Kinds  // nil reads no fields
-	// forced: the fields are read as forcedGK, with forcedPaths.
-	forced      bool
-	forcedGK    schema.GroupKind
-	forcedPaths Paths
+	// forced, if not nil, is the kind the fields are read as.
+	forced *schema.GroupKind
 }
+
+// fixed reads the same paths for every kind.
+type fixed struct{ paths Paths }
+
+func (f fixed) Paths(schema.GroupKind) Paths { return f.paths }
 
 // paths is what the walk reads for objects of gk.
 func (tg *target) paths(gk schema.GroupKind) Paths {
-	switch {
-	case tg.forced:
-		return tg.forcedPaths
-	case tg.kinds == nil:
+	if tg.kinds == nil {
 		return nil
 	}
 	return tg.kinds.Paths(gk)
@@ -153,15 +153,14 @@ type walk struct {
 	used       bool             // a kind member was read
 	consistent bool             // every kind member was read as usedGK
 	usedGK     schema.GroupKind // the kind members were read as
-	usedPaths  Paths            // what usedGK reads
 	spans      []span
 	buf        [spanCount]span
 }
 
 // groupKind is the object's group and kind as known so far.
 func (w *walk) groupKind() schema.GroupKind {
-	if w.tg.forced {
-		return w.tg.forcedGK
+	if w.tg.forced != nil {
+		return *w.tg.forced
 	}
 	av, k := w.sc.APIVersion, w.sc.Kind
 	if av == "" {
@@ -187,7 +186,7 @@ func (w *walk) member(s *scanner, key []byte) error {
 	}
 	gk := w.groupKind()
 	if !w.used {
-		w.used, w.consistent, w.usedGK, w.usedPaths = true, true, gk, w.tg.paths(gk)
+		w.used, w.consistent, w.usedGK = true, true, gk
 	} else if gk != w.usedGK {
 		w.consistent = false
 	}
@@ -209,7 +208,7 @@ func (w *walk) readerPath(key []byte) *Path {
 	if !w.consistent {
 		return nil
 	}
-	return member(w.usedPaths, key)
+	return member(w.tg.paths(w.usedGK), key)
 }
 
 // finish settles the kind and, if the members were read as another kind

@@ -36,7 +36,11 @@ func (s *server) serveGet(w http.ResponseWriter, r *http.Request, t target, resp
 		s.serveMissing(w, r, resp, t, rt)
 		return
 	}
-	obj = seeObject(t.view, obj)
+	s.writeObject(w, t, resp, seeObject(t.view, obj))
+}
+
+// writeObject answers a get with obj in the negotiated form.
+func (s *server) writeObject(w http.ResponseWriter, t target, resp response.Responder, obj *versioncache.Object) {
 	if p := resp.Partial(); p != nil {
 		s.writePartialObject(w, t, resp, p, obj)
 		return
