@@ -156,15 +156,15 @@ type read struct {
 
 // readOf resolves a GET or HEAD of the path after /api/v1/ or
 // /apis/{g}/{v}/ to the caller's target, and gathers decide's facts.
-func (s *server) readOf(r *http.Request, gv schema.GroupVersion, rest string) *read {
+func (s *server) readOf(r *http.Request, gv schema.GroupVersion, rest string) read {
 	t, ok := s.resolve(gv, strings.Split(rest, "/"))
 	t.synced = s.synced[t.cache]
 	if !ok {
-		return &read{t: t}
+		return read{t: t}
 	}
 	t = s.widen(r.Context(), t)
 	onRequest := s.onRequest[t.cache]
-	rd := &read{t: t, facts: routeFacts{
+	rd := read{t: t, facts: routeFacts{
 		resolved:  true,
 		ready:     t.ready(),
 		onRequest: onRequest,

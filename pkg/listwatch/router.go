@@ -237,7 +237,7 @@ func (s *server) serveResource(w http.ResponseWriter, r *http.Request, gv schema
 	case toRefuse:
 		rd.refuse(w, rt)
 	default:
-		s.serveLocal(w, r, rd, rt)
+		s.serveLocal(w, r, &rd, rt)
 	}
 }
 
