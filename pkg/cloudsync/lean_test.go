@@ -8,7 +8,6 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/apiserver-lite/apiserver-lite/pkg/cloudsync/relist"
 	"github.com/apiserver-lite/apiserver-lite/pkg/metastore"
 	"github.com/apiserver-lite/apiserver-lite/pkg/startup"
 	"github.com/apiserver-lite/apiserver-lite/pkg/versioncache"
@@ -143,7 +142,7 @@ func drainLocal(w *versioncache.Watcher) []string {
 				return append(got, "closed")
 			}
 			if ev.Type != watch.Bookmark {
-				got = append(got, fmt.Sprintf("%s %s/%s@%d uid=%s", ev.Type, ev.Object.Namespace, ev.Object.Name, ev.RV, relist.UIDOf(ev.Object.Raw)))
+				got = append(got, fmt.Sprintf("%s %s/%s@%d uid=%s", ev.Type, ev.Object.Namespace, ev.Object.Name, ev.RV, ev.Object.UID))
 			}
 		default:
 			return got

@@ -9,6 +9,7 @@ import (
 	"strconv"
 
 	"github.com/apiserver-lite/apiserver-lite/pkg/cloudsync/relist"
+	"github.com/apiserver-lite/apiserver-lite/pkg/jsonscan"
 	"github.com/apiserver-lite/apiserver-lite/pkg/metastore"
 	"github.com/apiserver-lite/apiserver-lite/pkg/versioncache"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -213,7 +214,7 @@ func appendChange(events []versioncache.Event, p metastore.Object, ok bool, o *v
 		return append(events, versioncache.Event{Type: watch.Added, RV: o.RV, Object: o}), nil
 	case p.RV == o.RV:
 		return events, nil
-	case p.Raw == nil || relist.UIDOf(p.Raw) == relist.UIDOf(o.Raw):
+	case p.Raw == nil || jsonscan.UID(p.Raw) == o.UID:
 		return append(events, versioncache.Event{Type: watch.Modified, RV: o.RV, Object: o}), nil
 	}
 	last, err := versioncache.NewObject(p.Raw)

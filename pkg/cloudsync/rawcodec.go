@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/apiserver-lite/apiserver-lite/pkg/jsonscan"
 	"github.com/apiserver-lite/apiserver-lite/pkg/versioncache"
 	"github.com/apiserver-lite/apiserver-lite/pkg/versioncache/kinds"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -27,7 +28,7 @@ type rawObject struct {
 	APIVersion string
 	Kind       string
 
-	scan *kinds.Scan
+	scan *jsonscan.Scan
 	obj  *versioncache.Object
 	err  error
 }
@@ -58,7 +59,7 @@ func (l *rawList) DeepCopyObject() runtime.Object {
 }
 
 // decodeList splits a JSON LIST response into its metadata and items in
-// one walk that also reads each item (kinds.Table.ReadList), keeping each
+// one walk that also reads each item (jsonscan.ReadList), keeping each
 // item's bytes as they came: they are slices of body, which ToObject
 // copies, so body can be dropped afterwards.
 func decodeList(body []byte) (*rawList, error) {
@@ -72,7 +73,7 @@ func decodeList(body []byte) (*rawList, error) {
 			return nil, fmt.Errorf("decode list metadata: %w", err)
 		}
 	}
-	kind := kinds.ItemKind(l.Kind)
+	kind := jsonscan.ItemKind(l.Kind)
 	out := &rawList{ListMeta: lm, Items: make([]runtime.Object, len(l.Items))}
 	items := make([]rawObject, len(l.Items))
 	for i, it := range l.Items {

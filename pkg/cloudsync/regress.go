@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"strconv"
 
-	"github.com/apiserver-lite/apiserver-lite/pkg/cloudsync/relist"
+	"github.com/apiserver-lite/apiserver-lite/pkg/jsonscan"
 	"github.com/apiserver-lite/apiserver-lite/pkg/metastore"
 	"github.com/apiserver-lite/apiserver-lite/pkg/versioncache"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -56,7 +56,7 @@ func regressed(stored []metastore.Object, wm uint64, listed []*versioncache.Obje
 	}
 	for _, o := range listed {
 		h, ok := held[key{o.Namespace, o.Name}]
-		if ok && o.RV <= wm && relist.UIDOf(h.Raw) != relist.UIDOf(o.Raw) {
+		if ok && o.RV <= wm && jsonscan.UID(h.Raw) != o.UID {
 			return true
 		}
 	}
@@ -99,7 +99,7 @@ func (s *Syncer) heldWithOtherUID(b *batch, o *versioncache.Object) bool {
 	if err != nil || held == nil {
 		return false
 	}
-	return relist.UIDOf(held.Raw) != relist.UIDOf(o.Raw)
+	return held.UID != o.UID
 }
 
 // replaceState makes listed at listRV the whole durable and visible state,

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/apiserver-lite/apiserver-lite/pkg/versioncache/kinds"
+	"github.com/apiserver-lite/apiserver-lite/pkg/jsonscan"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -34,7 +34,7 @@ type frameReader struct {
 	r      io.ReadCloser
 	buf    []byte // read from r and not yet returned
 	remain int    // bytes of buf's head that finish a frame already begun
-	scan   kinds.FrameScanner
+	scan   jsonscan.FrameScanner
 	eof    error // r's error, once it returned one
 }
 
@@ -61,7 +61,7 @@ func (f *frameReader) frame() (int, error) {
 		if err == nil {
 			return n, nil
 		}
-		if !errors.Is(err, kinds.ErrIncomplete) {
+		if !errors.Is(err, jsonscan.ErrIncomplete) {
 			return 0, fmt.Errorf("watch stream: %w", err)
 		}
 		if f.eof != nil {
@@ -113,7 +113,7 @@ func (s watchEventSerializer) Decode(data []byte, defaults *schema.GroupVersionK
 	if !ok {
 		return s.Serializer.Decode(data, defaults, into)
 	}
-	typ, obj, err := kinds.SplitWatchEvent(data)
+	typ, obj, err := jsonscan.SplitWatchEvent(data)
 	if err != nil {
 		return nil, nil, fmt.Errorf("decode watch event: %w", err)
 	}

@@ -23,15 +23,14 @@ func HeldPod(caches []*versioncache.Cache) func(namespace, name, uid string) boo
 			return false
 		}
 		obj, _, err := cache.Get(ns, name)
-		if err != nil || obj == nil {
+		if err != nil || obj == nil || obj.UID != uid {
 			return false
 		}
 		var meta struct {
 			Metadata struct {
-				UID               string  `json:"uid"`
 				DeletionTimestamp *string `json:"deletionTimestamp"`
 			} `json:"metadata"`
 		}
-		return json.Unmarshal(obj.Raw, &meta) == nil && meta.Metadata.UID == uid && meta.Metadata.DeletionTimestamp == nil
+		return json.Unmarshal(obj.Raw, &meta) == nil && meta.Metadata.DeletionTimestamp == nil
 	}
 }

@@ -31,10 +31,12 @@
 //     server state and wire the others together.
 //
 // Here files are named by what they do: router.go wires the routes,
-// resolve.go maps a path to a cached resource, options.go parses query
-// parameters, held.go sends reads outside the synced scope to the cloud
-// (offline a wider list or watch is 503 for every caller: only a Table may
-// be the partial set, with a Warning), widen.go serves a pod identity's
+// resolve.go maps a path to a cached resource, route.go decides once per
+// read whether it is answered from the cache, by the cloud or refused,
+// and why (decide; every branch after it only carries the choice out),
+// options.go parses query parameters, held.go tells reads outside the
+// synced scope (offline a wider list or watch is 503 for every caller:
+// only a Table may be the partial set, with a Warning), widen.go serves a pod identity's
 // read from the whole copy of a resource the sync holds in part (the
 // node's identity keeps the partial view),
 // get.go, list.go, watch.go and watchlist.go serve reads, wait.go waits for

@@ -8,14 +8,13 @@ import (
 
 	"github.com/apiserver-lite/apiserver-lite/pkg/listwatch/encode"
 	"github.com/apiserver-lite/apiserver-lite/pkg/listwatch/response"
-	"github.com/apiserver-lite/apiserver-lite/pkg/listwatch/scope"
 	"github.com/apiserver-lite/apiserver-lite/pkg/versioncache"
 )
 
 // serveGet answers a get of one object with its cached encoding. Like
 // kube-apiserver, invalid Table options are reported only once the object
 // was read.
-func (s *server) serveGet(w http.ResponseWriter, r *http.Request, t target, resp response.Responder) {
+func (s *server) serveGet(w http.ResponseWriter, r *http.Request, t target, resp response.Responder, rt route) {
 	rv, err := parseGet(r.URL.Query())
 	if err != nil {
 		resp.Error(w, err)
@@ -34,10 +33,14 @@ func (s *server) serveGet(w http.ResponseWriter, r *http.Request, t target, resp
 		return
 	}
 	if obj == nil {
-		s.serveMissing(w, r, t, resp)
+		s.serveMissing(w, r, resp, t, rt)
 		return
 	}
-	obj = seeObject(t.view, obj)
+	s.writeObject(w, t, resp, seeObject(t.view, obj))
+}
+
+// writeObject answers a get with obj in the negotiated form.
+func (s *server) writeObject(w http.ResponseWriter, t target, resp response.Responder, obj *versioncache.Object) {
 	if p := resp.Partial(); p != nil {
 		s.writePartialObject(w, t, resp, p, obj)
 		return
@@ -58,15 +61,15 @@ func (s *server) serveGet(w http.ResponseWriter, r *http.Request, t target, resp
 	resp.Body(w, obj.Raw, []byte{'\n'})
 }
 
-// serveMissing answers a get of an object the cache does not hold: kube's
-// 404 when the synced scope holds every object of that name, else the
-// cloud's answer, or 503 while the cloud is unreachable: the object may
-// exist there (a pod on another node).
-func (s *server) serveMissing(w http.ResponseWriter, r *http.Request, t target, resp response.Responder) {
-	switch {
-	case t.covers(scope.Request{Namespace: t.namespace, Name: t.name}):
+// serveMissing answers a get of an object the cache does not hold, as
+// decide routed it: kube's 404 when the synced scope holds every object of
+// that name, else the cloud's answer, or 503 while the cloud is
+// unreachable: the object may exist there (a pod on another node).
+func (s *server) serveMissing(w http.ResponseWriter, r *http.Request, resp response.Responder, t target, rt route) {
+	switch rt.why {
+	case reasonHeld:
 		resp.Error(w, apierrors.NewNotFound(t.groupResource(), t.name))
-	case s.cloudReachable():
+	case reasonHeldOrCloud:
 		s.serveProxy(w, r)
 	default:
 		resp.Error(w, response.CloudUnavailable())

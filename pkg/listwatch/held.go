@@ -59,6 +59,16 @@ func (t target) covers(r scope.Request) bool {
 	return synced.Covers(r)
 }
 
+// coversMiss reports whether a get of t's object that the cache misses is
+// kube's 404: every object of that name would be held. A resource held in
+// part by name holds only what pods reference, so a miss there never is.
+func (t target) coversMiss() bool {
+	if t.synced.IsPartial() {
+		return false
+	}
+	return t.covers(scope.Request{Namespace: t.namespace, Name: t.name})
+}
+
 // holdsExactly reports whether r names one object and the cache holds
 // it: the only reads of a partially held resource answered locally (the
 // kubelet's get and single-object watch of a referenced secret).

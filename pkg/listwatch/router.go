@@ -17,8 +17,6 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/apiserver-lite/apiserver-lite/pkg/listwatch/discovery"
-	"github.com/apiserver-lite/apiserver-lite/pkg/listwatch/encode"
-	"github.com/apiserver-lite/apiserver-lite/pkg/listwatch/negotiate"
 	"github.com/apiserver-lite/apiserver-lite/pkg/listwatch/proxy"
 	"github.com/apiserver-lite/apiserver-lite/pkg/listwatch/response"
 	"github.com/apiserver-lite/apiserver-lite/pkg/listwatch/scope"
@@ -229,70 +227,34 @@ func (s *server) serveGroup(w http.ResponseWriter, r *http.Request) {
 	s.serveResource(w, r, gv, strings.TrimPrefix(r.URL.Path, prefix))
 }
 
-// serveResource serves a GET or HEAD of a resource path: locally when it
-// names a configured resource without subresource, else through the cloud.
+// serveResource serves a GET or HEAD of a resource path where decide
+// routes it: from the cache, through the cloud, or refused.
 func (s *server) serveResource(w http.ResponseWriter, r *http.Request, gv schema.GroupVersion, rest string) {
-	t, ok := s.resolve(gv, strings.Split(rest, "/"))
-	t.synced = s.synced[t.cache]
-	if !ok {
+	rd := s.readOf(r, gv, rest)
+	switch rt := decide(rd.facts); rt.to {
+	case toCloud:
 		s.serveProxy(w, r)
-		return
+	case toRefuse:
+		rd.refuse(w, rt)
+	default:
+		s.serveLocal(w, r, &rd, rt)
 	}
-	t = s.widen(r.Context(), t)
-	if !t.ready() {
-		if s.onRequest[t.cache] {
-			s.serveProxy(w, r) // not held now: the cloud's to answer
-			return
-		}
-		response.WriteError(w, response.StorageInitializing())
-		return
-	}
-	if s.onRequest[t.cache] && s.cloudReachable() && !s.current(t.gvr) {
-		s.serveProxy(w, r) // held but not kept current: never stale while the cloud answers
-		return
-	}
-	t.view = s.viewFor(r.Context(), t.gvr)
-	pc := encode.ProtobufFor(t.resource())
-	resp, err := negotiate.Resource(r, pc != nil, t.name == "")
-	if err != nil {
-		response.WriteError(w, err)
-		return
-	}
-	if resp.Protobuf() {
-		t.proto = pc
-	}
-	if t.name != "" {
-		s.serveGet(w, r, t, resp)
-		return
-	}
-	req, err := parseList(r.URL.Query(), t)
-	if err != nil {
-		resp.Error(w, err)
-		return
-	}
-	if !t.covers(scope.Request{Namespace: t.namespace, Label: req.opts.LabelSelector, Field: req.pred.Field}) &&
-		s.answerWider(w, r, t, resp) {
-		return
-	}
-	if req.opts.Watch {
-		s.serveWatch(w, r, t, req, resp)
-		return
-	}
-	s.serveList(w, r, t, req, resp)
 }
 
-// answerWider answers a list or watch that asks for more than t holds:
-// the cloud's answer, or offline 503. It reports false, having added a
-// Warning, for a Table offline, which alone is served from what is held.
-func (s *server) answerWider(w http.ResponseWriter, r *http.Request, t target, resp response.Responder) bool {
+// serveLocal answers a read decide routed to the cache.
+func (s *server) serveLocal(w http.ResponseWriter, r *http.Request, rd *read, rt route) {
+	t := rd.t
+	t.view = s.viewFor(r.Context(), t.gvr)
 	switch {
-	case s.cloudReachable():
-		s.serveProxy(w, r)
-	case resp.Table() == nil: // only a table for a person may be partial
-		resp.Error(w, narrowerThanAsked(t))
-	default:
+	case t.name != "":
+		s.serveGet(w, r, t, rd.resp, rt)
+		return
+	case rt.why == reasonLimited:
 		response.AddWarning(w, limitedWarning(t))
-		return false
 	}
-	return true
+	if rd.list.opts.Watch {
+		s.serveWatch(w, r, t, rd.list, rd.resp)
+		return
+	}
+	s.serveList(w, r, t, rd.list, rd.resp)
 }

@@ -56,4 +56,8 @@
 // instead moves such a file aside to "<name>.corrupt-<unix-time>" and
 // starts empty, so a damaged disk never makes the daemon crash-loop. A
 // stored row that does not decode is logged and skipped by Load.
+//
+// A leaf: metastore imports nothing of the project's but pkg/jsonscan,
+// itself a leaf, with which Keys reads the UID of a sealed object that
+// SQLite cannot look into.
 package metastore

@@ -3,9 +3,10 @@ package metastore
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 	"errors"
 	"fmt"
+
+	"github.com/apiserver-lite/apiserver-lite/pkg/jsonscan"
 )
 
 // Key is what identifies one stored object's state without its bytes.
@@ -133,20 +134,7 @@ func (s *Store) loadSealedKeysTx(ctx context.Context, tx *sql.Tx, resource strin
 	}
 	keys := make([]Key, len(objs))
 	for i, o := range objs {
-		keys[i] = Key{Namespace: o.Namespace, Name: o.Name, RV: o.RV, UID: uidOf(o.Raw)}
+		keys[i] = Key{Namespace: o.Namespace, Name: o.Name, RV: o.RV, UID: jsonscan.UID(o.Raw)}
 	}
 	return keys, nil
-}
-
-// uidOf returns metadata.uid of a JSON object, "" if it has none.
-func uidOf(raw []byte) string {
-	var m struct {
-		Metadata struct {
-			UID string `json:"uid"`
-		} `json:"metadata"`
-	}
-	if json.Unmarshal(raw, &m) != nil {
-		return ""
-	}
-	return m.Metadata.UID
 }

@@ -38,3 +38,22 @@ func TestKeysAndObjects(t *testing.T) {
 		t.Errorf("Keys of an unknown resource: got %v at %d (%v), want none at 0", keys, wm, err)
 	}
 }
+
+// TestSealedKeysReadUID checks that the keys of a sealed resource, whose
+// UIDs SQLite cannot read, carry the same UIDs as an unsealed one's.
+func TestSealedKeysReadUID(t *testing.T) {
+	s := openSealed(t, testDBPath(t), testSealing(t))
+	MustApply(t, s, sealedResource, []Op{
+		{Object: Object{Namespace: "b", Name: "x", RV: 7, Raw: []byte(`{"metadata":{"name":"x","uid":"u-x"}}`)}},
+		{Object: Object{Namespace: "a", Name: "y", RV: 5, Raw: []byte(`{"metadata":{"uid":"old","name":"y","uid":"u-y"}}`)}},
+		{Object: Object{Namespace: "a", Name: "no-uid", RV: 6, Raw: []byte(`{"metadata":{"name":"no-uid"}}`)}},
+		{Object: Object{Namespace: "a", Name: "bad", RV: 4, Raw: []byte(`not json`)}},
+	}, 9)
+	keys, wm, err := s.Keys(context.Background(), sealedResource)
+	if err != nil {
+		t.Fatalf("Keys: got error %v, want nil", err)
+	}
+	if got, want := fmt.Sprint(keys), "[{a bad 4 } {a no-uid 6 } {a y 5 u-y} {b x 7 u-x}]"; got != want || wm != 9 {
+		t.Errorf("Keys: got %s at %d, want %s at 9", got, wm, want)
+	}
+}

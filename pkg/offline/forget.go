@@ -2,7 +2,6 @@ package offline
 
 import (
 	"context"
-	"encoding/json"
 	"log/slog"
 
 	"github.com/apiserver-lite/apiserver-lite/pkg/versioncache"
@@ -42,15 +41,10 @@ func forgetUntilClosed(ctx context.Context, w *versioncache.Watcher, store Prefi
 			if ev.Type != watch.Deleted || ev.Object == nil {
 				continue
 			}
-			var m struct {
-				Metadata struct {
-					UID string `json:"uid"`
-				} `json:"metadata"`
-			}
-			if json.Unmarshal(ev.Object.Raw, &m) != nil || m.Metadata.UID == "" {
+			if ev.Object.UID == "" {
 				continue
 			}
-			if err := store.DeleteMetaPrefix(ctx, PodPrefix(m.Metadata.UID)); err != nil {
+			if err := store.DeleteMetaPrefix(ctx, PodPrefix(ev.Object.UID)); err != nil {
 				log.Warn("stored tokens of a deleted pod not removed", "namespace", ev.Object.Namespace, "name", ev.Object.Name, "err", err)
 			}
 		}

@@ -52,6 +52,8 @@ type Object struct {
 	Name      string
 	// RV is metadata.resourceVersion as the cloud assigned it.
 	RV uint64
+	// UID is metadata.uid, "" when the object has none.
+	UID string
 	// Raw is the JSON encoding, including apiVersion and kind, whose
 	// metadata.resourceVersion equals RV.
 	Raw []byte

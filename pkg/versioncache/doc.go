@@ -49,6 +49,8 @@
 // # Objects
 //
 // Objects are immutable once built by NewObject, which decodes only the
-// metadata and the fields a field selector may name, as the kinds table
-// (package kinds) defines them per kind. Raw is kept as given.
+// metadata (its UID included) and the fields a field selector may name, as
+// the kinds table (package kinds) defines them per kind, in one walk of
+// pkg/jsonscan. Raw is kept as given. versioncache imports only kinds and
+// jsonscan of the project.
 package versioncache

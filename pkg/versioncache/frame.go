@@ -105,7 +105,7 @@ func buildDeletedFromPrev(e *Event) Event {
 		// the old bytes with the right Event.RV beats dropping the delete,
 		// which would leave the client with an object that is gone.
 		p := e.Prev
-		obj = &Object{Namespace: p.Namespace, Name: p.Name, RV: e.RV, Raw: p.Raw,
+		obj = &Object{Namespace: p.Namespace, Name: p.Name, RV: e.RV, UID: p.UID, Raw: p.Raw,
 			Labels: p.Labels, Fields: p.Fields, caches: p.caches}
 	}
 	return Event{Type: watch.Deleted, RV: e.RV, Object: obj, Prev: e.Prev, shared: newShared(obj, e.RV)}

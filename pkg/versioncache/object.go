@@ -7,12 +7,14 @@ import (
 	"fmt"
 	"strconv"
 
-	"github.com/apiserver-lite/apiserver-lite/pkg/versioncache/kinds"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/apiserver-lite/apiserver-lite/pkg/jsonscan"
+	"github.com/apiserver-lite/apiserver-lite/pkg/versioncache/kinds"
 )
 
 // NewObject decodes raw JSON into an Object, extracting namespace, name,
-// resourceVersion, labels and the selectable fields of its kind, as
+// resourceVersion, uid, labels and the selectable fields of its kind, as
 // kinds.Builtin defines them. Object keys are matched case-sensitively, as
 // kube-apiserver does. raw is kept as given; the caller must not modify it
 // afterwards.
@@ -66,7 +68,7 @@ func newTypedObject(t kinds.Table, raw []byte, apiVersion, kind string) (*Object
 // NewScannedListItem is NewListItem of an item kinds.Builtin.ReadList has
 // read: raw is one of its Items, h the matching Scan, apiVersion the
 // list's and kind its ItemKind. raw is not read again.
-func NewScannedListItem(raw []byte, h *kinds.Scan, apiVersion, kind string) (*Object, error) {
+func NewScannedListItem(raw []byte, h *jsonscan.Scan, apiVersion, kind string) (*Object, error) {
 	if err := h.Err(); err != nil {
 		return nil, fmt.Errorf("decode object: %w", err)
 	}
@@ -74,7 +76,7 @@ func NewScannedListItem(raw []byte, h *kinds.Scan, apiVersion, kind string) (*Ob
 }
 
 // build makes the Object of raw, which t read into h.
-func build(t kinds.Table, raw []byte, h *kinds.Scan, apiVersion, kind string) (*Object, error) {
+func build(t kinds.Table, raw []byte, h *jsonscan.Scan, apiVersion, kind string) (*Object, error) {
 	if !h.Metadata || h.Name == "" {
 		return nil, errors.New("decode object: missing metadata.name")
 	}
@@ -103,6 +105,7 @@ func build(t kinds.Table, raw []byte, h *kinds.Scan, apiVersion, kind string) (*
 		Namespace: h.Namespace,
 		Name:      h.Name,
 		RV:        rv,
+		UID:       h.UID,
 		Raw:       raw,
 		Labels:    labels,
 		Fields:    fields,
@@ -113,7 +116,7 @@ func build(t kinds.Table, raw []byte, h *kinds.Scan, apiVersion, kind string) (*
 // withTypeMeta returns a copy of the JSON object raw, which has a
 // metadata.name so is not empty, with the apiVersion and kind that h lacks
 // inserted first, and sets them in h.
-func withTypeMeta(raw []byte, h *kinds.Scan, apiVersion, kind string) []byte {
+func withTypeMeta(raw []byte, h *jsonscan.Scan, apiVersion, kind string) []byte {
 	var prefix []byte
 	if h.APIVersion == "" && apiVersion != "" {
 		prefix = appendMember(prefix, "apiVersion", apiVersion)
@@ -135,7 +138,7 @@ func withTypeMeta(raw []byte, h *kinds.Scan, apiVersion, kind string) []byte {
 // as kube-apiserver encodes watched objects: every stored object of a
 // built-in kind then begins {"apiVersion":..,"kind":.., which is what the
 // LIST writer strips without re-encoding the object.
-func typeMetaFirst(raw []byte, h *kinds.Scan) []byte {
+func typeMetaFirst(raw []byte, h *jsonscan.Scan) []byte {
 	if h.Kind == "" || h.APIVersion == "" {
 		return raw
 	}

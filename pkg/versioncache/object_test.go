@@ -403,3 +403,34 @@ func holdsAny(t reflect.Type) string {
 	}
 	return ""
 }
+
+func TestObjectUID(t *testing.T) {
+	tests := []struct {
+		name, raw, want string
+	}{
+		{"set", `{"apiVersion":"v1","kind":"Pod","metadata":{"name":"p","uid":"6f1c","resourceVersion":"1"}}`, "6f1c"},
+		{"last of repeated", `{"metadata":{"uid":"a","name":"p","resourceVersion":"1","uid":"b"}}`, "b"},
+		{"none", `{"metadata":{"name":"p","resourceVersion":"1"}}`, ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			o, err := NewObject([]byte(tc.raw))
+			if err != nil {
+				t.Fatalf("NewObject: %v", err)
+			}
+			if o.UID != tc.want {
+				t.Errorf("got UID %q, want %q", o.UID, tc.want)
+			}
+			moved, err := o.WithRV(o.RV + 1)
+			if err != nil {
+				t.Fatalf("WithRV: %v", err)
+			}
+			if moved.UID != tc.want {
+				t.Errorf("WithRV: got UID %q, want %q", moved.UID, tc.want)
+			}
+		})
+	}
+	if _, err := NewObject([]byte(`{"metadata":{"name":"p","resourceVersion":"1","uid":7}}`)); err == nil {
+		t.Errorf("NewObject of a numeric uid: got no error, want kube's decoder's refusal")
+	}
+}

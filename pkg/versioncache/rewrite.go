@@ -34,6 +34,6 @@ func (o *Object) WithRV(rv uint64) (*Object, error) {
 		return nil, fmt.Errorf("set resourceVersion of %s/%s: %w", o.Namespace, o.Name, err)
 	}
 	// o's encodings are of the old Raw: the copy starts with none.
-	return &Object{Namespace: o.Namespace, Name: o.Name, RV: rv, Raw: raw,
+	return &Object{Namespace: o.Namespace, Name: o.Name, RV: rv, UID: o.UID, Raw: raw,
 		Labels: o.Labels, Fields: o.Fields, caches: true}, nil
 }

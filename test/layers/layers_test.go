@@ -52,9 +52,10 @@ func TestImportRules(t *testing.T) {
 		allowed   []string
 		forbidden []string
 	}{
-		{pkg: "pkg/metastore", allowed: []string{}},
-		{pkg: "pkg/versioncache/kinds", allowed: []string{}},
-		{pkg: "pkg/versioncache", allowed: []string{"pkg/versioncache/kinds"}},
+		{pkg: "pkg/jsonscan", allowed: []string{}},
+		{pkg: "pkg/metastore", allowed: []string{"pkg/jsonscan"}},
+		{pkg: "pkg/versioncache/kinds", allowed: []string{"pkg/jsonscan"}},
+		{pkg: "pkg/versioncache", allowed: []string{"pkg/versioncache/kinds", "pkg/jsonscan"}},
 		{pkg: "pkg/door/satoken", allowed: []string{}},
 		{pkg: "pkg/listwatch/caller", forbidden: []string{"pkg/door", "pkg/offline", "pkg/holding", "pkg/cloudsync", "pkg/metastore"}},
 		{pkg: "pkg/cloudsync/link", forbidden: []string{"pkg/metastore", "pkg/versioncache"}},

@@ -65,7 +65,7 @@ func fetchOne(ctx context.Context, src Source, it Item, listRV uint64) (*version
 		return nil, fmt.Errorf("read %s/%s at %d: %w", it.Namespace, it.Name, listRV, err)
 	case o == nil:
 		return nil, fmt.Errorf("%w: %s/%s listed at %d but absent when read at it", ErrFallback, it.Namespace, it.Name, listRV)
-	case o.RV != it.RV || o.Namespace != it.Namespace || o.Name != it.Name || UIDOf(o.Raw) != it.UID:
+	case o.RV != it.RV || o.Namespace != it.Namespace || o.Name != it.Name || o.UID != it.UID:
 		return nil, fmt.Errorf("%w: %s/%s read at %d is not the listed state", ErrFallback, it.Namespace, it.Name, listRV)
 	}
 	return o, nil

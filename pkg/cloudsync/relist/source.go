@@ -2,7 +2,6 @@ package relist
 
 import (
 	"context"
-	"encoding/json"
 
 	"github.com/apiserver-lite/apiserver-lite/pkg/metastore"
 	"github.com/apiserver-lite/apiserver-lite/pkg/versioncache"
@@ -26,18 +25,4 @@ type Source interface {
 type KeyStore interface {
 	Keys(ctx context.Context, resource string) ([]metastore.Key, uint64, error)
 	Objects(ctx context.Context, resource string, names []metastore.Name) ([]metastore.Object, error)
-}
-
-// UIDOf returns metadata.uid of a stored object's JSON, or "" when it has
-// none or does not decode.
-func UIDOf(raw []byte) string {
-	var m struct {
-		Metadata struct {
-			UID string `json:"uid"`
-		} `json:"metadata"`
-	}
-	if json.Unmarshal(raw, &m) != nil {
-		return ""
-	}
-	return m.Metadata.UID
 }

@@ -11,12 +11,8 @@
 // in Builtin. A kind without an entry gets kube's default: metadata.name
 // and metadata.namespace only.
 //
-// The package also reads objects' JSON in one walk (ScanObject): it
-// validates the object as encoding/json would and decodes, on the way,
-// the header every object carries and the fields its kind's Reader names,
-// with kube's decoding rules (case-sensitive keys, the last of repeated
-// keys winning, objects merging), so that no byte is scanned twice.
-// ReadList does the same for each item of a LIST page in the walk that
-// splits the page; FrameScanner and SplitWatchEvent cut watch streams
-// into objects by matching brackets, for that walk to read.
+// The walk that reads those fields with the object's header is
+// pkg/jsonscan's: the table names each kind's fields as jsonscan Paths
+// (Table.Paths makes it a jsonscan.Kinds), and ScanObject, ReadList and
+// Fields bind the walk to the table.
 package kinds

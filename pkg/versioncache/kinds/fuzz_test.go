@@ -3,14 +3,14 @@ package kinds
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"reflect"
 	"testing"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	utiljson "k8s.io/apimachinery/pkg/util/json"
+
+	"github.com/apiserver-lite/apiserver-lite/pkg/jsonscan"
 )
 
 // refHeader is the header as kube's decoder reads it.
@@ -21,6 +21,7 @@ type refHeader struct {
 		Namespace       string            `json:"namespace"`
 		Name            string            `json:"name"`
 		ResourceVersion string            `json:"resourceVersion"`
+		UID             string            `json:"uid"`
 		Labels          map[string]string `json:"labels"`
 	} `json:"metadata"`
 }
@@ -50,6 +51,8 @@ var scanSeeds = []string{
 	`{"apiVersion":"v1","kind":"Node","metadata":{"name":"n","resourceVersion":"1"},"spec":{"unschedulable":"yes"}}`,
 	`{"apiVersion":"v1","kind":"Secret","metadata":{"name":"s","resourceVersion":"2"},"type":5}`,
 	` {"a":[1,-2.5e+3,true,false,null,{"b":"\"\\\/\b\f\n\r\t"}]} `,
+	`{"apiVersion":"v1","kind":"Pod","metadata":{"name":"a","uid":"u1","resourceVersion":"1","uid":"u2"}}`,
+	`{"metadata":{"name":"a","uid":7,"resourceVersion":"1"}}`, `{"metadata":{"name":"a","uid":null}}`,
 	`{"metadata":`, `{"a":01}`, `{"a":"\x01"}`, `{"a":tru}`, `{"a":1,}`, `{,}`, `[1,2]`, `"x"`, `null`, ``, `{} {}`, `{"a":"\u12"}`,
 }
 
@@ -85,7 +88,7 @@ func FuzzScanObject(f *testing.F) {
 	})
 }
 
-func checkHeader(t *testing.T, sc *Scan, h *refHeader) {
+func checkHeader(t *testing.T, sc *jsonscan.Scan, h *refHeader) {
 	t.Helper()
 	if sc.APIVersion != h.APIVersion || sc.Kind != h.Kind || sc.Metadata != (h.Metadata != nil) {
 		t.Fatalf("got %q %q metadata %v, want %q %q %v", sc.APIVersion, sc.Kind, sc.Metadata, h.APIVersion, h.Kind, h.Metadata != nil)
@@ -94,15 +97,16 @@ func checkHeader(t *testing.T, sc *Scan, h *refHeader) {
 		return
 	}
 	m := h.Metadata
-	if sc.Namespace != m.Namespace || sc.Name != m.Name || sc.ResourceVersion != m.ResourceVersion {
-		t.Fatalf("got %q/%q@%q, want %q/%q@%q", sc.Namespace, sc.Name, sc.ResourceVersion, m.Namespace, m.Name, m.ResourceVersion)
+	if sc.Namespace != m.Namespace || sc.Name != m.Name || sc.ResourceVersion != m.ResourceVersion || sc.UID != m.UID {
+		t.Fatalf("got %q/%q@%q uid %q, want %q/%q@%q uid %q", sc.Namespace, sc.Name, sc.ResourceVersion, sc.UID,
+			m.Namespace, m.Name, m.ResourceVersion, m.UID)
 	}
 	if !reflect.DeepEqual(sc.Labels, m.Labels) {
 		t.Fatalf("got labels %#v, want %#v", sc.Labels, m.Labels)
 	}
 }
 
-func checkFields(t *testing.T, sc *Scan, raw []byte, h *refHeader, def [2]string) {
+func checkFields(t *testing.T, sc *jsonscan.Scan, raw []byte, h *refHeader, def [2]string) {
 	t.Helper()
 	av, k := h.APIVersion, h.Kind
 	if av == "" {
@@ -111,7 +115,7 @@ func checkFields(t *testing.T, sc *Scan, raw []byte, h *refHeader, def [2]string
 	if k == "" {
 		k = def[1]
 	}
-	gk := GroupKind(av, k)
+	gk := jsonscan.GroupKind(av, k)
 	if sc.GroupKindOf() != gk {
 		t.Fatalf("got kind %v, want %v", sc.GroupKindOf(), gk)
 	}
@@ -163,58 +167,6 @@ func FuzzReadList(f *testing.F) {
 	})
 }
 
-// FuzzFrameScanner checks that a frame found in pieces is the frame found
-// at once, and that a valid object followed by anything is found whole.
-func FuzzFrameScanner(f *testing.F) {
-	f.Add([]byte(" {\"a\":\"}\\\"{\",\"b\":[{}]}\n{}"), uint16(5))
-	f.Add([]byte(`{"type":"ADDED","object":{"k":"\\"}}`), uint16(30))
-	f.Add([]byte(`[1]`), uint16(1))
-	f.Fuzz(func(t *testing.T, b []byte, cut uint16) {
-		var whole FrameScanner
-		n, err := whole.Len(b)
-		var pieces FrameScanner
-		k := int(cut) % (len(b) + 1)
-		pn, perr := pieces.Len(b[:k])
-		if perr != nil && errors.Is(perr, ErrIncomplete) {
-			pn, perr = pieces.Len(b)
-		}
-		if pn != n || (perr == nil) != (err == nil) {
-			t.Fatalf("got %d, %v in pieces, want %d, %v", pn, perr, n, err)
-		}
-		var v json.RawMessage
-		dec := json.NewDecoder(bytes.NewReader(b))
-		if dec.Decode(&v) == nil && len(v) > 0 && v[0] == '{' {
-			if end := int(dec.InputOffset()); err != nil || n != end {
-				t.Fatalf("got %d, %v, want the object's end %d", n, err, end)
-			}
-		}
-	})
-}
-
-// FuzzSplitWatchEvent checks the envelope split against kube's decoder:
-// the same type and object bytes for an event it decodes; for one it
-// refuses, a refusal or an object that is not valid JSON.
-func FuzzSplitWatchEvent(f *testing.F) {
-	f.Add([]byte(`{"type":"ADDED","object":{"kind":"Pod","apiVersion":"v1","metadata":{"name":"a"}}}`))
-	f.Add([]byte(`{"type":"ERROR","object":{"kind":"Status"},"object":null,"type":"X"}`))
-	f.Add([]byte(`{"object":{"a":}},"object":{}}`))
-	f.Add([]byte(`{"type":1,"object":[1]}`))
-	f.Fuzz(func(t *testing.T, b []byte) {
-		typ, obj, err := SplitWatchEvent(b)
-		var ref metav1.WatchEvent
-		refErr := utiljson.Unmarshal(b, &ref)
-		if refErr == nil {
-			if err != nil || typ != ref.Type || !bytes.Equal(obj, ref.Object.Raw) {
-				t.Fatalf("got %q %q %v, want %q %q", typ, obj, err, ref.Type, ref.Object.Raw)
-			}
-			return
-		}
-		if err == nil && (obj == nil || json.Valid(obj)) {
-			t.Fatalf("split an event kube's decoder refuses (%v): %q %q", refErr, typ, obj)
-		}
-	})
-}
-
 // checkReadList checks that ReadList refuses what kube's decoder refuses
 // (refErr), and reads each item as ScanObject does on its own.
 func checkReadList(t *testing.T, body []byte, refErr error) {
@@ -230,15 +182,15 @@ func checkReadList(t *testing.T, body []byte, refErr error) {
 		t.Fatalf("got %d scans of %d items", len(l.Scans), len(l.Items))
 	}
 	for i, it := range l.Items {
-		want, wantErr := Builtin.ScanObject(it, l.APIVersion, ItemKind(l.Kind))
+		want, wantErr := Builtin.ScanObject(it, l.APIVersion, jsonscan.ItemKind(l.Kind))
 		got := l.Scans[i]
 		if (got.Err() == nil) != (wantErr == nil) {
 			t.Fatalf("item %q: got error %v, want %v", it, got.Err(), wantErr)
 		}
 		gf, gerr := Builtin.Fields(&got, it)
 		wf, werr := Builtin.Fields(&want, it)
-		if fmt.Sprint(got.APIVersion, got.Kind, got.Metadata, got.Namespace, got.Name, got.ResourceVersion, got.Labels, gf, gerr) !=
-			fmt.Sprint(want.APIVersion, want.Kind, want.Metadata, want.Namespace, want.Name, want.ResourceVersion, want.Labels, wf, werr) {
+		if fmt.Sprint(got.APIVersion, got.Kind, got.Metadata, got.Namespace, got.Name, got.ResourceVersion, got.UID, got.Labels, gf, gerr) !=
+			fmt.Sprint(want.APIVersion, want.Kind, want.Metadata, want.Namespace, want.Name, want.ResourceVersion, want.UID, want.Labels, wf, werr) {
 			t.Fatalf("item %q: got %+v, want %+v", it, got, want)
 		}
 	}

@@ -7,6 +7,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/sets"
+
+	"github.com/apiserver-lite/apiserver-lite/pkg/jsonscan"
 )
 
 // Field labels every kind carries, as kube-apiserver names them.
@@ -35,7 +37,7 @@ type Kind struct {
 	// selector on an absent value matches as kube's does.
 	Extract func(raw []byte, fs fields.Set) error
 	// Read, if set, reads the kind's fields in the walk that reads the
-	// object's header (see Table.ScanObject); Extract is then unused.
+	// object's header (jsonscan.ScanObject); Extract is then unused.
 	Read *Reader
 	// ExtraFields is how many fields Extract sets, to size the set.
 	ExtraFields int
@@ -87,14 +89,14 @@ func (t Table) SelectableFields(gk schema.GroupKind, namespace, name string, raw
 	fs[FieldName] = name
 	fs[FieldNamespace] = namespace
 	if k.Read != nil {
-		sc, _, err := t.scan(raw, "", "", &gk)
+		sc, err := jsonscan.ScanAs(raw, gk, k.Read.members)
 		if err == nil {
-			err = sc.fieldErr
+			err = sc.FieldErr()
 		}
 		if err != nil {
 			return nil, fmt.Errorf("selectable fields of %s: %w", gk.Kind, err)
 		}
-		k.Read.fields(&sc.vals, sc.Name, fs)
+		k.Read.fields(sc.Values(), sc.Name, fs)
 		return fs, nil
 	}
 	if k.Extract == nil {
@@ -104,14 +106,4 @@ func (t Table) SelectableFields(gk schema.GroupKind, namespace, name string, raw
 		return nil, fmt.Errorf("selectable fields of %s: %w", gk.Kind, err)
 	}
 	return fs, nil
-}
-
-// GroupKind returns the group and kind of an object's apiVersion and kind.
-func GroupKind(apiVersion, kind string) schema.GroupKind {
-	gv, err := schema.ParseGroupVersion(apiVersion)
-	if err != nil {
-		// An apiVersion with several slashes names no group of the table.
-		return schema.GroupKind{Group: apiVersion, Kind: kind}
-	}
-	return schema.GroupKind{Group: gv.Group, Kind: kind}
 }

@@ -133,19 +133,3 @@ func TestSelectableFields(t *testing.T) {
 		})
 	}
 }
-
-func TestGroupKind(t *testing.T) {
-	tests := []struct {
-		apiVersion, kind string
-		want             schema.GroupKind
-	}{
-		{"v1", "Pod", schema.GroupKind{Kind: "Pod"}},
-		{"events.k8s.io/v1", "Event", schema.GroupKind{Group: "events.k8s.io", Kind: "Event"}},
-		{"a/b/c", "Pod", schema.GroupKind{Group: "a/b/c", Kind: "Pod"}},
-	}
-	for _, tt := range tests {
-		if got := GroupKind(tt.apiVersion, tt.kind); got != tt.want {
-			t.Errorf("GroupKind(%q, %q): got %v, want %v", tt.apiVersion, tt.kind, got, tt.want)
-		}
-	}
-}

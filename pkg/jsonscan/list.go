@@ -1,4 +1,4 @@
-package kinds
+package jsonscan
 
 import (
 	"fmt"
@@ -21,10 +21,12 @@ type List struct {
 // listSplit is the state of one ReadList.
 type listSplit struct {
 	l List
-	// read is the table items are read with.
-	read Table
+	// kinds names the fields items are read with.
+	kinds Kinds
 	// readAs is the apiVersion and item kind the items were read as.
 	readAs [2]string
+	// tg is what the items are read as.
+	tg target
 }
 
 // ItemKind is the kind of the items of a list of kind kind: kube names
@@ -40,8 +42,8 @@ func ItemKind(kind string) string {
 // looked at once. An item's header value of the wrong type is its Scan's
 // Err; a syntax error anywhere is returned. A null body is an empty list,
 // as decoding would make it.
-func (t Table) ReadList(body []byte) (List, error) {
-	ls := listSplit{read: t}
+func ReadList(body []byte, kinds Kinds) (List, error) {
+	ls := listSplit{kinds: kinds}
 	if err := ls.split(body); err != nil {
 		return ls.l, err
 	}
@@ -49,7 +51,7 @@ func (t Table) ReadList(body []byte) (List, error) {
 	if final := [2]string{l.APIVersion, ItemKind(l.Kind)}; len(l.Items) > 0 && final != ls.readAs {
 		// The list's apiVersion or kind came after its items.
 		for i, it := range l.Items {
-			l.Scans[i], _, _ = t.scan(it, final[0], final[1], nil) // valid: read once already
+			l.Scans[i], _, _ = scan(it, target{apiVersion: final[0], kind: final[1], kinds: kinds}) // valid: read once already
 		}
 	}
 	return ls.l, nil
@@ -120,10 +122,11 @@ func (ls *listSplit) items(s *scanner) error {
 	}
 	l.Items, l.Scans = nil, nil // read, so valid
 	ls.readAs = [2]string{l.APIVersion, ItemKind(l.Kind)}
+	ls.tg = target{apiVersion: ls.readAs[0], kind: ls.readAs[1], kinds: ls.kinds}
 	return s.array(func(s *scanner, _ int) error {
 		s.ws()
 		begin := s.i
-		sc, err := ls.read.scanValue(s, ls.readAs[0], ls.readAs[1], nil)
+		sc, err := scanValue(s, ls.tg)
 		l.Items = append(l.Items, s.b[begin:s.i])
 		l.Scans = append(l.Scans, sc)
 		return err

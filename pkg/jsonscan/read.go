@@ -1,17 +1,17 @@
-package kinds
+package jsonscan
 
 import (
 	"fmt"
 	"strconv"
 
-	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
-// maxSlots bounds the values one kind's Reader reads (an Event reads 11).
-const maxSlots = 12
+// MaxSlots bounds the values one kind's Paths read (an Event reads 11).
+const MaxSlots = 12
 
-// Values are the values a Reader read, by slot; "" for a value absent.
-type Values [maxSlots]string
+// Values are the values Paths read, by slot; "" for a value absent.
+type Values [MaxSlots]string
 
 // valueType is the Go type kube decodes a field into, which decides what
 // JSON it accepts and what null does (encoding/json semantics).
@@ -26,34 +26,48 @@ const (
 	tFirst                      // a slice of structs: slot is "1" while it is non-empty; members read element 0
 )
 
-// path is one field a Reader reads, and the fields it reads inside.
-type path struct {
+// Path is one field a kind's walk reads into a slot of Values, and the
+// fields it reads inside.
+type Path struct {
 	name    string
 	typ     valueType
 	slot    int
-	members []path // of a tObject, or of each element of a tFirst
+	members []Path // of a tObject, or of each element of a tFirst
 }
 
-func obj(name string, members ...path) path { return path{name: name, members: members} }
-func str(name string, slot int) path        { return path{name: name, typ: tString, slot: slot} }
-func boolean(name string, slot int) path    { return path{name: name, typ: tBool, slot: slot} }
-func int32Of(name string, slot int) path    { return path{name: name, typ: tInt32, slot: slot} }
-func strPtr(name string, slot int) path     { return path{name: name, typ: tStringPtr, slot: slot} }
-func first(name string, slot int, elem ...path) path {
-	return path{name: name, typ: tFirst, slot: slot, members: elem}
+// Obj is a struct member name whose members are read.
+func Obj(name string, members ...Path) Path { return Path{name: name, members: members} }
+
+// Str is a string member name read into slot.
+func Str(name string, slot int) Path { return Path{name: name, typ: tString, slot: slot} }
+
+// Bool is a bool member name read into slot as "true" or "false".
+func Bool(name string, slot int) Path { return Path{name: name, typ: tBool, slot: slot} }
+
+// Int32 is an int32 member name read into slot as its decimal text.
+func Int32(name string, slot int) Path { return Path{name: name, typ: tInt32, slot: slot} }
+
+// StrPtr is a *string member name read into slot; null makes it "".
+func StrPtr(name string, slot int) Path { return Path{name: name, typ: tStringPtr, slot: slot} }
+
+// First is a slice of structs name: slot is "1" while it is non-empty,
+// and elem are read from its first element.
+func First(name string, slot int, elem ...Path) Path {
+	return Path{name: name, typ: tFirst, slot: slot, members: elem}
 }
 
-// Reader reads a kind's selectable fields in the same walk as the object
-// header: the top-level members it names are decoded as kube decodes them
-// into the kind's Go type (case-sensitive keys; last duplicate wins,
-// objects merge), and fields turns the values into the field set.
-type Reader struct {
-	members []path
-	fields  func(v *Values, name string, fs fields.Set)
+// Paths are the top-level members a kind's walk reads besides the header,
+// decoded as kube decodes them into the kind's Go type (case-sensitive
+// keys; the last duplicate wins, objects merge).
+type Paths []Path
+
+// Kinds gives the Paths read for objects of a kind; nil Paths read none.
+type Kinds interface {
+	Paths(gk schema.GroupKind) Paths
 }
 
 // member returns the path of members named by the raw key, nil if none.
-func member(ps []path, key []byte) *path {
+func member(ps []Path, key []byte) *Path {
 	for k := range ps {
 		if keyIs(key, ps[k].name) {
 			return &ps[k]
@@ -97,7 +111,7 @@ func jsonType(c byte) string {
 
 // value decodes the value at i into p's slots; discard reads without
 // storing (elements after the first of a tFirst).
-func (r *reader) value(p *path, discard bool) error {
+func (r *reader) value(p *Path, discard bool) error {
 	c := r.ws()
 	if c == 'n' {
 		if !discard {
@@ -134,7 +148,7 @@ func (r *reader) value(p *path, discard bool) error {
 	return r.store(p, discard, s, err)
 }
 
-func (r *reader) store(p *path, discard bool, s string, err error) error {
+func (r *reader) store(p *Path, discard bool, s string, err error) error {
 	if err == nil && !discard {
 		r.v[p.slot] = s
 	}
@@ -142,7 +156,7 @@ func (r *reader) store(p *path, discard bool, s string, err error) error {
 }
 
 // null applies JSON null to p: only pointers and slices change.
-func (r *reader) null(p *path) {
+func (r *reader) null(p *Path) {
 	switch p.typ {
 	case tStringPtr:
 		r.v[p.slot] = ""
@@ -152,7 +166,7 @@ func (r *reader) null(p *path) {
 	}
 }
 
-func clearSlots(v *Values, ps []path) {
+func clearSlots(v *Values, ps []Path) {
 	for k := range ps {
 		if ps[k].typ == tObject {
 			clearSlots(v, ps[k].members)
@@ -163,7 +177,7 @@ func clearSlots(v *Values, ps []path) {
 }
 
 // members decodes the object at i, reading the members ps names.
-func (r *reader) members(ps []path, discard bool) error {
+func (r *reader) members(ps []Path, discard bool) error {
 	return r.object(func(s *scanner, key []byte) error {
 		if p := member(ps, key); p != nil {
 			return r.value(p, discard)
@@ -175,7 +189,7 @@ func (r *reader) members(ps []path, discard bool) error {
 // first decodes an array of objects whose first element's members are
 // read. Like encoding/json, a non-empty array decodes its first element
 // into the one already there, an empty one leaves none.
-func (r *reader) first(p *path, discard bool) error {
+func (r *reader) first(p *Path, discard bool) error {
 	had := r.v[p.slot] != ""
 	if !discard {
 		r.v[p.slot] = ""
@@ -183,7 +197,7 @@ func (r *reader) first(p *path, discard bool) error {
 			clearSlots(r.v, p.members)
 		}
 	}
-	elem := path{name: p.name, members: p.members}
+	elem := Path{name: p.name, members: p.members}
 	return r.array(func(s *scanner, n int) error {
 		if n == 0 && !discard {
 			r.v[p.slot] = "1"
@@ -193,7 +207,7 @@ func (r *reader) first(p *path, discard bool) error {
 }
 
 // int32 decodes an integer that fits an int32.
-func (r *reader) int32(p *path, discard bool) error {
+func (r *reader) int32(p *Path, discard bool) error {
 	c := r.ws()
 	if c != '-' && (c < '0' || c > '9') {
 		return r.mismatch(p.name, "int32")

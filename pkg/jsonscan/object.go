@@ -1,28 +1,27 @@
-package kinds
+package jsonscan
 
 import (
 	"fmt"
 
-	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
 // Scan is what one walk of an object's JSON read: the header every object
-// carries and the selectable fields of its kind. It decodes what kube's
+// carries and the fields its kind's Paths name. It decodes what kube's
 // decoder would into
 //
 //	struct{ APIVersion, Kind string; Metadata *struct{ Namespace, Name,
-//	ResourceVersion string; Labels map[string]string } }
+//	ResourceVersion, UID string; Labels map[string]string } }
 //
-// plus the kind's Reader fields, with the same results for every input.
+// plus the kind's Paths, with the same results for every input.
 type Scan struct {
 	// APIVersion and Kind are the object's own, "" when absent.
 	APIVersion, Kind string
 	// Metadata reports whether metadata was an object; Namespace, Name,
-	// ResourceVersion and Labels are its members.
-	Metadata                         bool
-	Namespace, Name, ResourceVersion string
-	Labels                           map[string]string
+	// ResourceVersion, UID and Labels are its members.
+	Metadata                              bool
+	Namespace, Name, ResourceVersion, UID string
+	Labels                                map[string]string
 
 	gk        schema.GroupKind // of the fields read
 	vals      Values
@@ -32,6 +31,16 @@ type Scan struct {
 
 // Err is the first header value of the wrong type, nil if none.
 func (sc *Scan) Err() error { return sc.headerErr }
+
+// FieldErr is the first value of the wrong type among the fields the
+// kind's Paths read, nil if none.
+func (sc *Scan) FieldErr() error { return sc.fieldErr }
+
+// Values are the fields the kind's Paths read, by slot.
+func (sc *Scan) Values() *Values { return &sc.vals }
+
+// GroupKindOf is the group and kind the fields were read as.
+func (sc *Scan) GroupKindOf() schema.GroupKind { return sc.gk }
 
 // span is one top-level member other than the header's, kept so that its
 // fields can be read again if the kind turns out to differ.
@@ -45,22 +54,60 @@ type span struct {
 const spanCount = 8
 
 // ScanObject reads raw, a JSON object, in one walk that also validates
-// it. apiVersion and kind stand in for the object's own when it lacks them
-// (items of a list). A syntax error or a header value of the wrong type is
-// returned; a selectable field of the wrong type is returned by Fields.
-func (t Table) ScanObject(raw []byte, apiVersion, kind string) (Scan, error) {
-	sc, headerErr, err := t.scan(raw, apiVersion, kind, nil)
+// it, reading the fields kinds names for its kind (none when kinds is
+// nil). apiVersion and kind stand in for the object's own when it lacks
+// them (items of a list). A syntax error or a header value of the wrong
+// type is returned; a field of the wrong type is the Scan's FieldErr.
+func ScanObject(raw []byte, apiVersion, kind string, kinds Kinds) (Scan, error) {
+	sc, headerErr, err := scan(raw, target{apiVersion: apiVersion, kind: kind, kinds: kinds})
 	if err == nil {
 		err = headerErr
 	}
 	return sc, err
 }
 
-// scan is ScanObject returning a header value of the wrong type apart;
-// forced, if not nil, is the kind the fields are read as.
-func (t Table) scan(raw []byte, apiVersion, kind string, forced *schema.GroupKind) (sc Scan, headerErr, err error) {
+// ScanAs reads raw as ScanObject does, reading paths whatever its kind
+// says, as objects of gk. Only a syntax error is returned.
+func ScanAs(raw []byte, gk schema.GroupKind, paths Paths) (Scan, error) {
+	sc, _, err := scan(raw, target{forced: &gk, kinds: fixed{paths}})
+	return sc, err
+}
+
+// UID is metadata.uid of raw, a JSON object, read by ScanObject; "" when
+// it has none or raw does not scan.
+func UID(raw []byte) string {
+	sc, err := ScanObject(raw, "", "", nil)
+	if err != nil {
+		return ""
+	}
+	return sc.UID
+}
+
+// target is what a walk reads an object as.
+type target struct {
+	apiVersion, kind string // the list's, standing in for the object's own
+	kinds            Kinds  // nil reads no fields
+	// forced, if not nil, is the kind the fields are read as.
+	forced *schema.GroupKind
+}
+
+// fixed reads the same paths for every kind.
+type fixed struct{ paths Paths }
+
+func (f fixed) Paths(schema.GroupKind) Paths { return f.paths }
+
+// paths is what the walk reads for objects of gk.
+func (tg *target) paths(gk schema.GroupKind) Paths {
+	if tg.kinds == nil {
+		return nil
+	}
+	return tg.kinds.Paths(gk)
+}
+
+// scan is ScanObject returning a header value of the wrong type apart.
+func scan(raw []byte, tg target) (sc Scan, headerErr, err error) {
 	s := scanner{b: raw}
-	if sc, err = t.scanValue(&s, apiVersion, kind, forced); err != nil {
+	if sc, err = scanValue(&s, tg); err != nil {
 		return sc, nil, err
 	}
 	if err := s.end(); err != nil {
@@ -71,7 +118,7 @@ func (t Table) scan(raw []byte, apiVersion, kind string, forced *schema.GroupKin
 
 // scanValue is scan of the value at s.i, which it leaves after it; the
 // Scan holds a header value of the wrong type.
-func (t Table) scanValue(s *scanner, apiVersion, kind string, forced *schema.GroupKind) (Scan, error) {
+func scanValue(s *scanner, tg target) (Scan, error) {
 	var sc Scan
 	r := reader{scanner: *s, v: &sc.vals}
 	defer func() { *s = r.scanner }()
@@ -86,7 +133,7 @@ func (t Table) scanValue(s *scanner, apiVersion, kind string, forced *schema.Gro
 		sc.headerErr = fmt.Errorf("cannot unmarshal %s into an object", jsonType(c))
 		return sc, nil
 	}
-	w := walk{t: t, sc: &sc, r: &r, apiVersion: apiVersion, kind: kind, forced: forced}
+	w := walk{tg: tg, sc: &sc, r: &r}
 	w.spans = w.buf[:0]
 	if err := r.object(w.member); err != nil {
 		return sc, err
@@ -98,12 +145,10 @@ func (t Table) scanValue(s *scanner, apiVersion, kind string, forced *schema.Gro
 
 // walk is the state of one ScanObject.
 type walk struct {
-	t                Table
-	sc               *Scan
-	r                *reader
-	apiVersion, kind string // the list's
-	forced           *schema.GroupKind
-	headerErr        error
+	tg        target
+	sc        *Scan
+	r         *reader
+	headerErr error
 
 	used       bool             // a kind member was read
 	consistent bool             // every kind member was read as usedGK
@@ -114,21 +159,21 @@ type walk struct {
 
 // groupKind is the object's group and kind as known so far.
 func (w *walk) groupKind() schema.GroupKind {
-	if w.forced != nil {
-		return *w.forced
+	if w.tg.forced != nil {
+		return *w.tg.forced
 	}
 	av, k := w.sc.APIVersion, w.sc.Kind
 	if av == "" {
-		av = w.apiVersion
+		av = w.tg.apiVersion
 	}
 	if k == "" {
-		k = w.kind
+		k = w.tg.kind
 	}
 	return GroupKind(av, k)
 }
 
 // member reads one top-level member: a header one, or one the kind's
-// Reader names (as the kind known so far), or skips it; all but the
+// Paths name (as the kind known so far), or skips it; all but the
 // header's are noted as spans.
 func (w *walk) member(s *scanner, key []byte) error {
 	switch {
@@ -159,15 +204,11 @@ func (w *walk) member(s *scanner, key []byte) error {
 }
 
 // readerPath is the path the current kind reads for a top-level key.
-func (w *walk) readerPath(key []byte) *path {
+func (w *walk) readerPath(key []byte) *Path {
 	if !w.consistent {
 		return nil
 	}
-	rd := w.t[w.usedGK].Read
-	if rd == nil {
-		return nil
-	}
-	return member(rd.members, key)
+	return member(w.tg.paths(w.usedGK), key)
 }
 
 // finish settles the kind and, if the members were read as another kind
@@ -180,13 +221,10 @@ func (w *walk) finish() {
 		return
 	}
 	sc.vals = Values{}
-	rd := w.t[sc.gk].Read
+	paths := w.tg.paths(sc.gk)
 	r := reader{scanner: scanner{b: w.r.b, depth: 1}, v: &sc.vals}
 	for _, sp := range w.spans {
-		p := (*path)(nil)
-		if rd != nil {
-			p = member(rd.members, sp.key)
-		}
+		p := member(paths, sp.key)
 		if p == nil {
 			continue
 		}
@@ -222,7 +260,7 @@ func (w *walk) metadata() error {
 	sc := w.sc
 	switch w.r.ws() {
 	case 'n':
-		sc.Metadata, sc.Namespace, sc.Name, sc.ResourceVersion, sc.Labels = false, "", "", "", nil
+		sc.Metadata, sc.Namespace, sc.Name, sc.ResourceVersion, sc.UID, sc.Labels = false, "", "", "", "", nil
 		return w.r.lit("null")
 	case '{':
 	default:
@@ -237,6 +275,8 @@ func (w *walk) metadata() error {
 			return w.headerString("metadata.namespace", &sc.Namespace)
 		case keyIs(key, "resourceVersion"):
 			return w.headerString("metadata.resourceVersion", &sc.ResourceVersion)
+		case keyIs(key, "uid"):
+			return w.headerString("metadata.uid", &sc.UID)
 		case keyIs(key, "labels"):
 			return w.labels()
 		}
@@ -269,28 +309,12 @@ func (w *walk) labels() error {
 	})
 }
 
-// Fields returns the fields a field selector matches the scanned object
-// against, as SelectableFields does; raw is the object's JSON, read again
-// only by a kind of the table without a Reader.
-func (t Table) Fields(sc *Scan, raw []byte) (fields.Set, error) {
-	k := t[sc.gk]
-	fs := make(fields.Set, metaFieldCount+k.ExtraFields)
-	fs[FieldName] = sc.Name
-	fs[FieldNamespace] = sc.Namespace
-	var err error
-	switch {
-	case k.Read != nil && sc.fieldErr != nil:
-		err = sc.fieldErr
-	case k.Read != nil:
-		k.Read.fields(&sc.vals, sc.Name, fs)
-	case k.Extract != nil:
-		err = k.Extract(raw, fs)
-	}
+// GroupKind returns the group and kind of an object's apiVersion and kind.
+func GroupKind(apiVersion, kind string) schema.GroupKind {
+	gv, err := schema.ParseGroupVersion(apiVersion)
 	if err != nil {
-		return nil, fmt.Errorf("selectable fields of %s: %w", sc.gk.Kind, err)
+		// An apiVersion with several slashes names no group.
+		return schema.GroupKind{Group: apiVersion, Kind: kind}
 	}
-	return fs, nil
+	return schema.GroupKind{Group: gv.Group, Kind: kind}
 }
-
-// GroupKindOf is the group and kind Fields reads the object as.
-func (sc *Scan) GroupKindOf() schema.GroupKind { return sc.gk }

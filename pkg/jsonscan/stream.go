@@ -1,4 +1,4 @@
-package kinds
+package jsonscan
 
 import (
 	"errors"
