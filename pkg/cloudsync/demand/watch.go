@@ -63,10 +63,11 @@ func (d *Holder) stopWorker(r nodescope.Ref) {
 // watch starts from the stored resume point from (0: none, list first); a
 // watch that ends is resumed from the last resourceVersion it delivered,
 // bookmarks included, as a reflector does; only an object never held or
-// an expired resourceVersion lists again. Failures are retried with
-// backoff.
+// an expired resourceVersion lists again. Failures are retried with the
+// object's own jittered backoff (objectBackoff), so the objects a cloud
+// refused together do not come back together.
 func (d *Holder) watchObject(ctx context.Context, lw cache.ListerWatcherWithContext, r nodescope.Ref, gen, from uint64) {
-	retry := link.NewRetrier(d.cfg.Clock)
+	retry := link.NewRetrierWith(d.cfg.Clock, objectBackoff)
 	for ctx.Err() == nil {
 		err := d.listWatchAlive(ctx, lw, r, gen, &from, retry.Reset)
 		if ctx.Err() != nil {

@@ -75,17 +75,24 @@ func Sleep(ctx context.Context, c clock.Clock, d time.Duration) error {
 // paced: jittered exponential delays up to MaxRetryDelay, or the
 // cloud's Retry-After when longer. Not safe for concurrent use.
 type Retrier struct {
-	clock   clock.Clock
-	backoff wait.Backoff
+	clock    clock.Clock
+	schedule func() wait.Backoff
+	backoff  wait.Backoff
 }
 
 // NewRetrier returns a Retrier whose delays start over, timed on c.
 func NewRetrier(c clock.Clock) *Retrier {
-	return &Retrier{clock: c, backoff: NewBackoff()}
+	return NewRetrierWith(c, NewBackoff)
+}
+
+// NewRetrierWith returns a Retrier paced by the schedules schedule
+// returns (one per start over), timed on c.
+func NewRetrierWith(c clock.Clock, schedule func() wait.Backoff) *Retrier {
+	return &Retrier{clock: c, schedule: schedule, backoff: schedule()}
 }
 
 // Reset starts the delays over, after a call succeeded.
-func (r *Retrier) Reset() { r.backoff = NewBackoff() }
+func (r *Retrier) Reset() { r.backoff = r.schedule() }
 
 // Wait sleeps the delay after err. It returns ctx.Err() if ctx ends
 // first.
