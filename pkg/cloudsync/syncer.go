@@ -64,9 +64,11 @@ type Syncer struct {
 	needList string
 	// haveInfo is set once discovery information was fetched this run.
 	haveInfo bool
-	// checkRV is set on start and after a failed attempt: the cloud may
-	// have been restored from a backup meanwhile, so the next resume first
-	// checks that the cloud is not behind the watermark.
+	// checkRV is set on start and after a failure that may hide a restart
+	// of the cloud (mayHideRestore): the cloud may have been restored from
+	// a backup meanwhile, so the next resume first checks that the cloud
+	// is not behind the watermark. An answer of the running cloud (429,
+	// 403, ...) does not set it, so a start costs at most one check.
 	checkRV bool
 	// leanOff is set once the cloud refused a metadata list: the relists
 	// of this run list full objects.
@@ -133,7 +135,7 @@ func (s *Syncer) Run(ctx context.Context) error {
 			}
 			continue
 		}
-		s.checkRV = true
+		s.checkRV = s.checkRV || mayHideRestore(err)
 		s.cfg.Observer.CloudError(s.key, err)
 		s.log.Warn("cloud sync failed, backing off", "err", err, "rv", s.rv)
 		if s.pause(ctx, err, up) != nil {
