@@ -112,5 +112,5 @@ func (r *fleetResults) check() []error {
 		errs = append(errs, fmt.Errorf("figure missing: catch-up after the cloud restart %v, after the reboot %v",
 			r.cloudRestart.caughtUp, r.reboot.caughtUp))
 	}
-	return errs
+	return append(errs, r.rebootLists.check()...)
 }
