@@ -48,7 +48,7 @@ func TestDemandRetriesEachObjectWithJitter(t *testing.T) {
 	retryTimers := func() []time.Duration {
 		var out []time.Duration
 		for _, d := range clk.Timers() {
-			if d != resumeFlush {
+			if d != resumeFlush && d != resumeFlushListed {
 				out = append(out, d)
 			}
 		}

@@ -24,7 +24,7 @@ func (d *Holder) handleUpdate(ctx context.Context, u objectUpdate) error {
 			return err
 		}
 	}
-	d.noteResume(u.ref, u.rv)
+	d.noteResume(u.ref, u.rv, u.listed)
 	return nil
 }
 

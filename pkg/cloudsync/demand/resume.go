@@ -16,12 +16,18 @@ import (
 const (
 	// resumeMetaKey is the store's meta key of the resume points.
 	resumeMetaKey = "demand/resume"
-	// resumeFlush is how long new resume points wait before they are
-	// written, so the bookmarks of many watches cost one write. A point
-	// lost to a crash only makes a watch resume from an older, still
-	// correct resourceVersion; kube-apiserver keeps at least its last
-	// 75 s of events, so points this fresh are usually still served.
+	// resumeFlush is how long resume points moved by events and bookmarks
+	// wait before they are written, so the bookmarks of many watches cost
+	// one write. A point lost to a crash only makes a watch resume from an
+	// older, still correct resourceVersion; kube-apiserver keeps at least
+	// its last 75 s of events, so points this fresh are usually still
+	// served.
 	resumeFlush = 10 * time.Second
+	// resumeFlushListed is that wait for a point a list set (a new object,
+	// or one whose point had expired, as every point does when the cloud
+	// restarts): the older stored point would cost a list again, so it is
+	// written within a second, still one write for a burst of lists.
+	resumeFlushListed = time.Second
 	// maxResumeBytes bounds the stored resume points read back, against a
 	// corrupted or hostile value: far above a node's few hundred
 	// references at about 60 bytes each.
@@ -35,8 +41,10 @@ const (
 // later. Owned by Run's loop.
 type resumePoints struct {
 	rv map[nodescope.Ref]uint64
-	// timer fires when rv has changes not yet written; nil when none.
+	// timer fires at due when rv has changes not yet written; nil when
+	// none.
 	timer clock.Timer
+	due   time.Time
 }
 
 // resumeKey is the stored key of r: "<kind>/<namespace>/<name>". Names and
@@ -107,15 +115,24 @@ func (d *Holder) loadResume(ctx context.Context, loaded bool) error {
 }
 
 // noteResume records that r's state is committed up to rv, to be written
-// within resumeFlush.
-func (d *Holder) noteResume(r nodescope.Ref, rv uint64) {
+// within resumeFlush, or resumeFlushListed when a list set it.
+func (d *Holder) noteResume(r nodescope.Ref, rv uint64, listed bool) {
 	if rv <= d.resume.rv[r] {
 		return
 	}
 	d.resume.rv[r] = rv
-	if d.resume.timer == nil {
-		d.resume.timer = d.cfg.Clock.NewTimer(resumeFlush)
+	wait := resumeFlush
+	if listed {
+		wait = resumeFlushListed
 	}
+	due := d.cfg.Clock.Now().Add(wait)
+	if d.resume.timer != nil && !d.resume.due.After(due) {
+		return
+	}
+	if d.resume.timer != nil {
+		d.resume.timer.Stop()
+	}
+	d.resume.timer, d.resume.due = d.cfg.Clock.NewTimer(wait), due
 }
 
 // forgetResume drops r's resume point and writes the points at once,

@@ -87,9 +87,9 @@ func TestDemandRestartResumesFromStoredPoint(t *testing.T) {
 		})
 	}
 
+	_, rvs := cloud.asks(key)
 	stop = runHolder(t, l, cloud)
 	defer stop()
-	_, rvs := cloud.asks(key)
 	waitFor(t, "the resumed watch", watches(len(rvs)+1))
 	cloud.watchOf(key).Error(&metav1.Status{Status: metav1.StatusFailure, Code: 410, Reason: metav1.StatusReasonExpired})
 	waitFor(t, "the watch after a relist", watches(len(rvs)+2))
@@ -202,4 +202,27 @@ func FuzzDecodeResume(f *testing.F) {
 			t.Fatalf("re-decoding %s: got %v (err %v), want %v", enc, again, err, got)
 		}
 	})
+}
+
+// A point a list set is written within resumeFlushListed, not the longer
+// resumeFlush of bookmarks: after a cloud restart every object is listed
+// again, and a restart soon after must not list them once more.
+func TestDemandWritesListedPointSoon(t *testing.T) {
+	l := newLocal(t, secretVolume("used"))
+	cloud := newResumeCloud()
+	clk := clocktesting.NewFakeClock(time.Now())
+	t0 := clk.Now()
+	stop := runHolderWith(t, l, cloud, clk)
+	defer stop()
+	waitFor(t, "the first watch", func() bool { _, rvs := cloud.asks("secrets/ns/used"); return len(rvs) == 1 })
+	waitFor(t, "the listed point written", func() bool {
+		if clk.HasWaiters() {
+			clk.Step(resumeFlushListed)
+		}
+		data, err := l.store.GetMeta(context.Background(), resumeMetaKey)
+		return err == nil && string(data) == `{"secret/ns/used":40}`
+	})
+	if since := clk.Since(t0); since >= resumeFlush {
+		t.Errorf("listed point written after %v of fake time, want under %v", since, resumeFlush)
+	}
 }
