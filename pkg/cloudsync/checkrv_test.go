@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/apiserver-lite/apiserver-lite/pkg/cloudsync/link"
+	"github.com/apiserver-lite/apiserver-lite/pkg/cloudsync/link/linktest"
 	"github.com/apiserver-lite/apiserver-lite/pkg/metastore"
 	"github.com/apiserver-lite/apiserver-lite/pkg/startup"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -78,5 +80,60 @@ func TestRegressionCheckOncePerStart(t *testing.T) {
 				t.Errorf("resource version checks: got %d, want %d", got, tt.wantChecks)
 			}
 		})
+	}
+}
+
+// A syncer whose every failure was an answer of the cloud still checks
+// the cloud's resource version again once the link went down and came
+// back since its last check: client-go retries a reset connection and
+// reports the restarted cloud's answer (a 403 before its RBAC is back),
+// which may be a restored cloud.
+func TestRegressionCheckAfterLinkOutage(t *testing.T) {
+	e := mustEnv(t, t.TempDir())
+	seedSynced(t, e, 20)
+	clk := linktest.NewRecClock()
+	var probes atomic.Int32
+	lk := link.New(link.Config{Clock: clk, Probe: func(context.Context) error {
+		if probes.Add(1) == 2 { // the link goes down once, after it was up
+			return errors.New("connection refused")
+		}
+		return nil
+	}})
+	linktest.Run(t, lk)
+	linktest.WaitFor(t, "the link to come up", lk.Connected)
+	var checks atomic.Int32
+	live := watch.NewFake()
+	e.lw.list = func(o metav1.ListOptions) (runtime.Object, error) {
+		if o.Limit == 1 {
+			checks.Add(1)
+			return cmList(20), nil
+		}
+		t.Error("listed, want resumed watches")
+		return nil, errors.New("unexpected list")
+	}
+	forbidden := apierrors.NewForbidden(schema.GroupResource{Resource: "configmaps"}, "", errors.New("RBAC not ready"))
+	e.lw.watch = func(metav1.ListOptions) (watch.Interface, error) {
+		if lk.Outages() == 0 || !lk.Connected() || checks.Load() < 2 {
+			return nil, forbidden
+		}
+		return live, nil
+	}
+	runSyncer(t, e, e.store, clk, lk)
+	deadline := time.Now().Add(waitTimeout)
+	for checks.Load() < 2 && time.Now().Before(deadline) {
+		clk.Step(time.Second)
+		time.Sleep(time.Millisecond)
+	}
+	if got := checks.Load(); got != 2 {
+		t.Fatalf("resource version checks: got %d, want 2 (on start and after the outage)", got)
+	}
+	for range 20 { // let the syncer reach its live watch
+		clk.Step(time.Second)
+		time.Sleep(time.Millisecond)
+	}
+	live.Modify(cm("a", "one", 21, "y"))
+	mustWaitWatermark(t, e, 21)
+	if got := checks.Load(); got != 2 {
+		t.Errorf("resource version checks: got %d, want 2", got)
 	}
 }

@@ -70,6 +70,10 @@ type Syncer struct {
 	// is not behind the watermark. An answer of the running cloud (429,
 	// 403, ...) does not set it, so a start costs at most one check.
 	checkRV bool
+	// outagesAtCheck is the Link's Outages when the cloud's resource
+	// version was last checked, or the state last listed: another count
+	// sets checkRV.
+	outagesAtCheck uint64
 	// leanOff is set once the cloud refused a metadata list: the relists
 	// of this run list full objects.
 	leanOff bool
@@ -95,7 +99,8 @@ func New(cfg Config) *Syncer {
 	if cfg.Observer == nil {
 		cfg.Observer = nopObserver{}
 	}
-	s := &Syncer{cfg: cfg, key: cfg.Resource.Key(), backoff: link.NewBackoff(), regressed: cfg.Link.Regressed()}
+	s := &Syncer{cfg: cfg, key: cfg.Resource.Key(), backoff: link.NewBackoff(), regressed: cfg.Link.Regressed(),
+		outagesAtCheck: cfg.Link.Outages()}
 	s.log = cfg.Logger.With("resource", s.key)
 	if cfg.Cache.Ready() {
 		s.rv = cfg.Cache.RV()
@@ -181,7 +186,11 @@ func (s *Syncer) syncOnce(ctx context.Context) error {
 	if s.regressedElsewhere() && s.needList == "" {
 		s.needList = RelistRegressed
 	}
+	if s.cfg.Link.Outages() != s.outagesAtCheck {
+		s.checkRV = true
+	}
 	if s.checkRV && s.needList == "" {
+		s.outagesAtCheck = s.cfg.Link.Outages()
 		behind, err := s.cloudBehind(ctx)
 		if err != nil {
 			return err
@@ -191,6 +200,7 @@ func (s *Syncer) syncOnce(ctx context.Context) error {
 		}
 	}
 	if s.needList != "" {
+		s.outagesAtCheck = s.cfg.Link.Outages()
 		s.cfg.Observer.Relisted(s.key, s.needList)
 		if err := s.relist(ctx); err != nil {
 			return err

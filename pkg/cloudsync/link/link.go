@@ -93,6 +93,8 @@ type Link struct {
 	// regressedCh is closed, then replaced, each time a syncer finds the
 	// cloud's history behind the stored one. Guarded by mu.
 	regressedCh chan struct{}
+	// outages counts the transitions to down (Outages). Guarded by mu.
+	outages uint64
 }
 
 // New returns a Link that is not connected until its first probe
@@ -237,6 +239,7 @@ func (l *Link) record(start time.Time, err error) {
 	if l.up || l.downSince.IsZero() {
 		l.cfg.Logger.Warn("cloud link down", "err", err)
 		l.downSince = start
+		l.outages++
 	}
 	l.up = false
 	if !l.dead && l.cfg.Clock.Since(l.downSince) >= l.cfg.WatchProgressTimeout {
