@@ -127,6 +127,10 @@ func (s *Syncer) Run(ctx context.Context) error {
 		case errors.Is(err, ErrExpired):
 			s.log.Info("cloud expired the watermark, relisting", "rv", s.rv)
 			s.needList = RelistExpired
+			// A restarted cloud expires every node's watches at once.
+			if link.Sleep(ctx, s.cfg.Clock, s.cfg.Link.RelistDelay()) != nil {
+				return nil
+			}
 			continue
 		case errors.Is(err, errConflict), errors.Is(err, errBehind), errors.Is(err, errRegressedElsewhere):
 			s.log.Warn("relisting", "reason", err, "rv", s.rv)
@@ -135,7 +139,7 @@ func (s *Syncer) Run(ctx context.Context) error {
 		case errors.Is(err, link.ErrDead):
 			s.log.Warn("cloud watch presumed dead, re-watching once the link is up", "rv", s.rv)
 			s.checkRV = true
-			if s.cfg.Link.WaitUp(ctx) != nil || link.Sleep(ctx, s.cfg.Clock, link.ResumeDelay()) != nil {
+			if s.cfg.Link.WaitUp(ctx) != nil || link.Sleep(ctx, s.cfg.Clock, s.cfg.Link.RelistDelay()) != nil {
 				return nil
 			}
 			continue

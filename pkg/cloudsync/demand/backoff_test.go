@@ -5,9 +5,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/apiserver-lite/apiserver-lite/pkg/cloudsync/link"
 	"github.com/apiserver-lite/apiserver-lite/pkg/cloudsync/link/linktest"
 	"github.com/apiserver-lite/apiserver-lite/pkg/versioncache"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/watch"
 )
@@ -84,4 +86,39 @@ func TestDemandRetriesEachObjectWithJitter(t *testing.T) {
 	if got, want := totalLists(), (refusals+1)*objects; got != want {
 		t.Errorf("LISTs: got %d, want %d (each object once per refusal and once more)", got, want)
 	}
+}
+
+// An object whose watch the cloud expired (410, as a restarted cloud
+// answers every resumed watch) is listed again only after a random delay
+// within the link's relist window, on the injected clock, so a fleet's
+// lists after a cloud restart do not arrive at once.
+func TestDemandSpreadsRelistAfterExpiry(t *testing.T) {
+	l := newLocal(t, secretVolume("used"))
+	const key = "secrets/ns/used"
+	cloud := newResumeCloud()
+	clk := linktest.NewRecClock()
+	stop := runHolderWith(t, l, cloud, clk)
+	defer stop()
+	waitFor(t, "the first watch", func() bool { _, rvs := cloud.asks(key); return len(rvs) == 1 })
+	before := len(clk.Timers())
+	cloud.watchOf(key).Error(&metav1.Status{Status: metav1.StatusFailure, Code: 410, Reason: metav1.StatusReasonExpired})
+	var delay time.Duration
+	waitFor(t, "the relist's delay", func() bool {
+		for _, d := range clk.Timers()[before:] {
+			if d != resumeFlush && d != resumeFlushListed {
+				delay = d
+				return true
+			}
+		}
+		return false
+	})
+	if delay < 0 || delay >= link.DefaultRelistSpread {
+		t.Errorf("relist delay: got %v, want within [0, %v)", delay, link.DefaultRelistSpread)
+	}
+	time.Sleep(50 * time.Millisecond) // a list made before the delay would show
+	if lists, _ := cloud.asks(key); lists != 1 {
+		t.Fatalf("LISTs before the delay ended: got %d, want 1", lists)
+	}
+	clk.Step(delay)
+	waitFor(t, "the relist", func() bool { lists, _ := cloud.asks(key); return lists == 2 })
 }

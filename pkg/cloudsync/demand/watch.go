@@ -76,13 +76,18 @@ func (d *Holder) watchObject(ctx context.Context, lw cache.ListerWatcherWithCont
 		if errors.Is(err, errLinkDead) {
 			// A half-open link: watch again once the prober reaches the
 			// cloud, as the syncers do.
-			if d.cfg.Link.WaitUp(ctx) != nil {
+			if d.cfg.Link.WaitUp(ctx) != nil || link.Sleep(ctx, d.cfg.Clock, d.cfg.Link.RelistDelay()) != nil {
 				return
 			}
 			continue
 		}
 		if errors.Is(err, cloudsync.ErrExpired) {
+			// A restarted cloud expires every object's watch at once, on
+			// every node: the lists are spread over the relist window.
 			from = 0
+			if link.Sleep(ctx, d.cfg.Clock, d.cfg.Link.RelistDelay()) != nil {
+				return
+			}
 			continue
 		}
 		if err == nil {

@@ -3,7 +3,6 @@ package link
 import (
 	"context"
 	"math"
-	"math/rand/v2"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -30,17 +29,15 @@ const (
 	// maxRetryAfter bounds how long a cloud's Retry-After may pause a
 	// sync, so a bogus header cannot stall it for hours.
 	maxRetryAfter = 5 * time.Minute
-	// ReconnectSpread bounds the random delay of a syncer resuming because
-	// the link came back: a cloud restart brings every link of a fleet
-	// back within a probe interval, and the fleet's watches then return
-	// spread over this window rather than at once. Short against the 10 s
-	// resume after a link cut.
-	ReconnectSpread = 3 * time.Second
+	// DefaultRelistSpread is the default window (RelistDelay) over which
+	// the watches and relists of a node are spread when the cloud comes
+	// back: a cloud restart brings every link of a fleet back within a
+	// probe interval, and answers every resumed watch 410 (its watch cache
+	// starts empty), so a fleet's watches and relists return spread over
+	// it rather than at once. Short against the 10 s resume after a link
+	// cut; a large fleet sets a longer one (relist-spread).
+	DefaultRelistSpread = 3 * time.Second
 )
-
-// ResumeDelay is a syncer's random delay in [0, ReconnectSpread) after
-// the link came back.
-func ResumeDelay() time.Duration { return rand.N(ReconnectSpread) }
 
 // NewBackoff returns the retry schedule of a sync that has not failed
 // since its last successful commit.
