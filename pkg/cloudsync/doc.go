@@ -33,8 +33,9 @@
 // Such a relist of a resource synced before is lean when it can be: it
 // lists only the objects' metadata (PartialObjectMetadataList, protobuf),
 // compares resourceVersions and UIDs with the stored keys, and reads each
-// new or changed object alone, a few at a time, at exactly the list's
-// resourceVersion, so the result is the state of one moment as a full list
+// new or changed object alone, a few at a time (or, where a namespace
+// holds at least 3 of them and at most 4 listed objects per one, with one
+// list of that namespace), at exactly the list's resourceVersion, so the result is the state of one moment as a full list
 // gives it. The full list remains for the first sync, a cloud without
 // metadata lists, a regression, many changes, and any read that does not
 // match the metadata list.
