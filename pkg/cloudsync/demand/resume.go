@@ -95,15 +95,19 @@ func encodeResume(rv map[nodescope.Ref]uint64) ([]byte, error) {
 // loadResume reads the stored resume points. They are used only when
 // both held kinds were loaded from the store (ready before start): a
 // point without the stored state it was taken with would skip the
-// object's state at that point.
+// object's state at that point, so such points are deleted at once, before
+// the kinds start empty and a later start would take them for theirs.
 func (d *Holder) loadResume(ctx context.Context, loaded bool) error {
 	d.resume.rv = map[nodescope.Ref]uint64{}
 	data, err := d.cfg.Store.GetMeta(ctx, resumeMetaKey)
-	if errors.Is(err, metastore.ErrNotFound) || (err == nil && !loaded) {
+	if errors.Is(err, metastore.ErrNotFound) {
 		return nil
 	}
 	if err != nil {
 		return fmt.Errorf("read resume points: %w", err)
+	}
+	if !loaded {
+		return d.flushResume(ctx)
 	}
 	rv, err := decodeResume(data)
 	if err != nil {

@@ -119,6 +119,26 @@ func TestDemandIgnoresResumePointsWithoutStoredState(t *testing.T) {
 	}
 }
 
+// Points found without the stored state they were taken with are deleted
+// at once, so a later start, with the kinds stored by then, does not take
+// them for its own.
+func TestDemandDeletesResumePointsWithoutStoredState(t *testing.T) {
+	l := newLocal(t) // a pod referencing nothing: no point is set anew
+	data, err := encodeResume(map[nodescope.Ref]uint64{{Kind: nodescope.Secret, Namespace: "ns", Name: "used"}: 45})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := l.store.PutMeta(context.Background(), resumeMetaKey, data); err != nil {
+		t.Fatal(err)
+	}
+	stop := runHolder(t, l, newResumeCloud())
+	defer stop()
+	waitFor(t, "the points deleted", func() bool {
+		data, err := l.store.GetMeta(context.Background(), resumeMetaKey)
+		return err == nil && string(data) == "{}"
+	})
+}
+
 // When a syncer reports the cloud's history behind the stored one, every
 // held object is listed again and its resume point dropped.
 func TestDemandRelistsOnRegression(t *testing.T) {
