@@ -9,6 +9,7 @@ import (
 	"github.com/apiserver-lite/apiserver-lite/pkg/cloudsync/link/linktest"
 	"github.com/apiserver-lite/apiserver-lite/pkg/versioncache"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/watch"
@@ -121,4 +122,46 @@ func TestDemandSpreadsRelistAfterExpiry(t *testing.T) {
 	}
 	clk.Step(delay)
 	waitFor(t, "the relist", func() bool { lists, _ := cloud.asks(key); return lists == 2 })
+}
+
+// Objects the cloud refused together with one Retry-After (429 from its
+// priority and fairness) wait at least that long, each with its own
+// jitter on top, so they do not all come back at the second it names.
+func TestDemandSpreadsRetryAfter(t *testing.T) {
+	const objects, retryAfter = 6, 5 * time.Second
+	var vols []corev1.Volume
+	cloud := &demandCloud{listRV: 40, asked: map[string]bool{}, watches: map[string]*watch.FakeWatcher{},
+		lists: map[string]int{}, watchRVs: map[string][]string{}, refuse: map[string]int{},
+		objs:       map[string]*unstructured.Unstructured{},
+		refuseWith: apierrors.NewTooManyRequests("too many requests, please try again later", int(retryAfter/time.Second))}
+	for i := range objects {
+		name := fmt.Sprintf("s%d", i)
+		vols = append(vols, corev1.Volume{Name: name, VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: name}}})
+		cloud.objs["secrets/ns/"+name] = namedObject("Secret", "ns", name, 10, "v")
+		cloud.refuse["secrets/ns/"+name] = 1
+	}
+	l := newLocal(t, vols...)
+	clk := linktest.NewRecClock()
+	stop := runHolderWith(t, l, cloud, clk)
+	defer stop()
+	var delays []time.Duration
+	waitFor(t, "every object's retry delay", func() bool {
+		delays = nil
+		for _, d := range clk.Timers() {
+			if d != resumeFlush && d != resumeFlushListed {
+				delays = append(delays, d)
+			}
+		}
+		return len(delays) == objects
+	})
+	seen := map[time.Duration]bool{}
+	for _, d := range delays {
+		if d < retryAfter || d >= 2*retryAfter {
+			t.Errorf("retry delay %v, want in [%v, %v)", d, retryAfter, 2*retryAfter)
+		}
+		seen[d] = true
+	}
+	if len(seen) < 2 {
+		t.Errorf("every object retries after %v, want jittered delays", delays)
+	}
 }

@@ -55,6 +55,8 @@ type demandCloud struct {
 	// refuse is how many more LISTs of a key are answered 403, as the Node
 	// authorizer does while its graph lacks the pod. Guarded by mu.
 	refuse map[string]int
+	// refuseWith, when set, is the refusal instead of 403. Guarded by mu.
+	refuseWith error
 }
 
 func (c *demandCloud) source(r cloudsync.Resource) cache.ListerWatcherWithContext {
@@ -69,6 +71,9 @@ func (c *demandCloud) source(r cloudsync.Resource) cache.ListerWatcherWithContex
 			}
 			if c.refuse[key] > 0 {
 				c.refuse[key]--
+				if c.refuseWith != nil {
+					return nil, c.refuseWith
+				}
 				return nil, apierrors.NewForbidden(schema.GroupResource{Resource: r.GVR.Resource}, key, errors.New("no relationship found"))
 			}
 			l := &unstructured.UnstructuredList{Object: map[string]any{"apiVersion": "v1", "kind": "List"}}

@@ -47,11 +47,16 @@ func NewBackoff() wait.Backoff {
 }
 
 // RetryDelay is how long to wait after err: the next backoff step, or the
-// cloud's Retry-After when that is longer.
+// cloud's Retry-After, jittered as b is, when that is longer. One
+// Retry-After answers every client the cloud refused at once (kube-apiserver's
+// priority and fairness names 1 s): each waits it plus its own share of
+// jitter, so they do not all come back at the second it names and be
+// refused together again.
 func RetryDelay(b *wait.Backoff, err error) time.Duration {
 	d := b.Step()
-	if secs, ok := apierrors.SuggestsClientDelay(err); ok {
-		d = max(d, min(time.Duration(secs)*time.Second, maxRetryAfter))
+	if secs, ok := apierrors.SuggestsClientDelay(err); ok && secs > 0 {
+		ra := min(time.Duration(secs)*time.Second, maxRetryAfter)
+		d = max(d, min(wait.Jitter(ra, b.Jitter), maxRetryAfter))
 	}
 	return d
 }
