@@ -49,6 +49,9 @@ type config struct {
 	WatchProgressTimeout time.Duration `mapstructure:"watch-progress-timeout"`
 	// MaxConcurrentRelists bounds the full cloud LISTs in flight.
 	MaxConcurrentRelists int `mapstructure:"max-concurrent-relists"`
+	// RelistSpread is the window over which watches resuming after the
+	// cloud came back, and relists after a 410, are spread.
+	RelistSpread time.Duration `mapstructure:"relist-spread"`
 	// MemoryLimit is the Go soft memory limit as a Kubernetes quantity
 	// (e.g. 900Mi); empty leaves the runtime's (GOMEMLIMIT) alone.
 	MemoryLimit string `mapstructure:"memory-limit"`
@@ -125,6 +128,8 @@ func newFlagSet() *pflag.FlagSet {
 	fs.Duration("watch-progress-timeout", link.DefaultWatchProgressTimeout,
 		"how long the cloud connections may be silent before the link is probed, and the link may fail its probes before every cloud watch is re-established")
 	fs.Int("max-concurrent-relists", link.DefaultMaxConcurrentRelists, "full cloud LISTs in flight at once")
+	fs.Duration("relist-spread", link.DefaultRelistSpread,
+		"window of the random delay before a cloud watch resumes after the link came back or relists after a 410; the cloud's Retry-After, when longer, widens it")
 	fs.String("memory-limit", "", "Go soft memory limit, e.g. 900Mi; set it a little below the unit's MemoryMax=")
 	fs.Int("gc-percent", 0, fmt.Sprintf("Go GC percent as GOGC (-1: off); 0: GOGC when set, else %d", defaultGCPercent))
 	addDoorFlags(fs)

@@ -30,6 +30,11 @@ func TestConfigFaultToleranceKeys(t *testing.T) {
 		{name: "negative memory limit", args: []string{"--node-name=n", "--memory-limit=-1Gi"}, wantErr: "memory-limit"},
 		{name: "zero relists", args: []string{"--node-name=n", "--max-concurrent-relists=0"}, wantErr: "max-concurrent-relists"},
 		{name: "zero progress timeout", args: []string{"--node-name=n", "--watch-progress-timeout=0s"}, wantErr: "watch-progress-timeout"},
+		{name: "relist spread default", args: []string{"--node-name=n"},
+			got: func(c config) string { return c.RelistSpread.String() }, want: "3s"},
+		{name: "relist spread flag", args: []string{"--node-name=n", "--relist-spread=20s"},
+			got: func(c config) string { return c.RelistSpread.String() }, want: "20s"},
+		{name: "zero relist spread", args: []string{"--node-name=n", "--relist-spread=0s"}, wantErr: "relist-spread"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

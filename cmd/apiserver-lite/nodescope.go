@@ -37,9 +37,10 @@ func scopedResources(ctx context.Context, cfg config, configured []cloudsync.Res
 // newDemand returns the runner holding the OnDemand resources of res, or
 // nil if there are none.
 func newDemand(cl cloudClients, res []cloudsync.Resource, caches []*versioncache.Cache, store *metastore.Store, link *link.Link, log *slog.Logger) (func(context.Context) error, error) {
+	own := cl.raw.WithoutRetries() // each object's watch retries with its own jitter
 	cfg, ok, err := demand.Select(demand.Config{
 		Source: func(r cloudsync.Resource) cache.ListerWatcherWithContext {
-			return cl.raw.ListerWatcher(r)
+			return own.ListerWatcher(r)
 		},
 		Discovery: cl.disc, Store: store, Link: link, Logger: log,
 	}, res, caches)

@@ -137,7 +137,7 @@ func newLink(cfg config, cloud *rest.Config, conns *link.Conns, log *slog.Logger
 		return nil, err
 	}
 	return link.New(link.Config{Probe: probe, Conns: conns, WatchProgressTimeout: cfg.WatchProgressTimeout,
-		MaxConcurrentRelists: cfg.MaxConcurrentRelists, Logger: log}), nil
+		MaxConcurrentRelists: cfg.MaxConcurrentRelists, RelistSpread: cfg.RelistSpread, Logger: log}), nil
 }
 
 // daemonLoops are what runUntilDone runs and stops.

@@ -91,6 +91,9 @@ func (c config) validateSync() error {
 	if c.MaxConcurrentRelists <= 0 {
 		add("max-concurrent-relists must be positive, got %d", c.MaxConcurrentRelists)
 	}
+	if c.RelistSpread <= 0 {
+		add("relist-spread must be a positive duration, got %s", c.RelistSpread)
+	}
 	if !slices.Contains(scopeValues, c.SyncScope) {
 		add("sync-scope %q: want auto, node or cluster", c.SyncScope)
 	}

@@ -24,13 +24,18 @@
 // behind the watermark, or that returns an object we hold with another UID
 // at a version the watermark covers, means the cloud was restored from a
 // backup: the local state is replaced by the list, watermark included, and
-// local watchers relist.
+// local watchers relist. A watch from a watermark a restored cloud has
+// not reached would wait silently, so a resume first reads the cloud's
+// resource version with a LIST of one object: once per start, and again
+// only after a failure that may hide a cloud restart (a transport error or
+// a dead link, not a Status the running cloud answered).
 //
 // Such a relist of a resource synced before is lean when it can be: it
 // lists only the objects' metadata (PartialObjectMetadataList, protobuf),
 // compares resourceVersions and UIDs with the stored keys, and reads each
-// new or changed object alone, a few at a time, at exactly the list's
-// resourceVersion, so the result is the state of one moment as a full list
+// new or changed object alone, a few at a time (or, where a namespace
+// holds at least 3 of them and at most 4 listed objects per one, with one
+// list of that namespace), at exactly the list's resourceVersion, so the result is the state of one moment as a full list
 // gives it. The full list remains for the first sync, a cloud without
 // metadata lists, a regression, many changes, and any read that does not
 // match the metadata list.

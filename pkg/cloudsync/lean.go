@@ -44,7 +44,7 @@ func (s *Syncer) relistLean(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	fetched, err := relist.Fetch(ctx, s.cfg.Lean, p.Fetch, listRV)
+	fetched, err := relist.FetchPlan(ctx, s.cfg.Lean, p, listRV)
 	if err != nil {
 		return err
 	}

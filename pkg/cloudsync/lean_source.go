@@ -65,6 +65,24 @@ func (c *leanClient) GetAt(ctx context.Context, namespace, name string, rv uint6
 	return nil, nil
 }
 
+// ListAt lists the resource's objects of one namespace, narrowed by its
+// selectors, at exactly rv (relist.NamespaceLister), in the full list's
+// encoding. Reading a namespace's objects a lean relist would read one by
+// one, it is bounded by relist's fold ratio.
+func (c *leanClient) ListAt(ctx context.Context, namespace string, rv uint64) ([]*versioncache.Object, error) {
+	if c.res.Namespace != "" && c.res.Namespace != namespace {
+		return nil, nil
+	}
+	ns := Resource{GVR: c.res.GVR, Namespace: namespace, LabelSelector: c.res.LabelSelector, FieldSelector: c.res.FieldSelector}
+	page, err := c.raw.ListerWatcher(ns).ListWithContext(ctx, metav1.ListOptions{
+		ResourceVersion: strconv.FormatUint(rv, 10), ResourceVersionMatch: metav1.ResourceVersionMatchExact,
+	})
+	if err != nil {
+		return nil, err
+	}
+	return appendItems(nil, page)
+}
+
 // parseRV parses a resourceVersion the cloud sent; what names it.
 func parseRV(s, what string) (uint64, error) {
 	rv, err := strconv.ParseUint(s, 10, 64)

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/apiserver-lite/apiserver-lite/pkg/cloudsync/relist"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
@@ -66,10 +67,15 @@ func TestLeanSourceRequests(t *testing.T) {
 	if string(o.Raw) != string(full[0].Raw) || o.RV != 7 {
 		t.Errorf("GetAt stored bytes: got %s at %d, a full list stores %s at 7", o.Raw, o.RV, full[0].Raw)
 	}
+	objs, err := src.(relist.NamespaceLister).ListAt(context.Background(), "ns", 9)
+	if err != nil || len(objs) != 1 || string(objs[0].Raw) != string(full[0].Raw) {
+		t.Errorf("ListAt: got %v (%v), want b as a full list stores it", objs, err)
+	}
 	want := []string{
 		"application/vnd.kubernetes.protobuf;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json " +
 			"/api/v1/configmaps?fieldSelector=type%3Dt&labelSelector=app%3Dx&limit=500",
 		"application/json /api/v1/namespaces/ns/configmaps?fieldSelector=type%3Dt%2Cmetadata.name%3Db&labelSelector=app%3Dx&resourceVersion=9&resourceVersionMatch=Exact",
+		"application/json /api/v1/namespaces/ns/configmaps?fieldSelector=type%3Dt&labelSelector=app%3Dx&resourceVersion=9&resourceVersionMatch=Exact",
 	}
 	cloud.mu.Lock()
 	defer cloud.mu.Unlock()

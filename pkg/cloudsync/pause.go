@@ -24,7 +24,7 @@ func (s *Syncer) pause(ctx context.Context, err error, up <-chan struct{}) error
 		return ctx.Err()
 	case <-t.C():
 	case <-up:
-		return link.Sleep(ctx, s.cfg.Clock, link.ResumeDelay())
+		return link.Sleep(ctx, s.cfg.Clock, s.cfg.Link.RelistDelay())
 	}
 	return nil
 }

@@ -19,6 +19,31 @@ import (
 type RawClient struct {
 	rest   rest.Interface
 	params runtime.ParameterCodec
+	// ownRetries makes every request fail at its first refusal
+	// (WithoutRetries). Immutable.
+	ownRetries bool
+}
+
+// WithoutRetries returns a RawClient on the same connection whose
+// requests are not retried by client-go: a 429 or a reset connection
+// comes back at once, for a caller that paces its own retries with
+// jitter. client-go retries a 429 after exactly its Retry-After, up to 10
+// times, in step with every other client refused with it, so a fleet
+// refused together comes back together, and each retry is another
+// request.
+func (c *RawClient) WithoutRetries() *RawClient {
+	own := *c
+	own.ownRetries = true
+	return &own
+}
+
+// get starts a GET of path, without client-go's retries if ownRetries.
+func (c *RawClient) get(path []string) *rest.Request {
+	req := c.rest.Get().AbsPath(path...)
+	if c.ownRetries {
+		req = req.MaxRetries(0)
+	}
+	return req
 }
 
 // NewRawClient returns a RawClient for the cloud at cfg.
@@ -53,7 +78,7 @@ func (c *RawClient) ListerWatcher(r Resource) cache.ListerWatcherWithContext {
 	v1 := schema.GroupVersion{Version: "v1"}
 	return &cache.ListWatch{
 		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
-			res := c.rest.Get().AbsPath(path...).
+			res := c.get(path).
 				SpecificallyVersionedParams(narrow(o), c.params, v1).Do(ctx)
 			if err := res.Error(); err != nil {
 				return nil, err // the cloud's Status, decoded
@@ -63,7 +88,7 @@ func (c *RawClient) ListerWatcher(r Resource) cache.ListerWatcherWithContext {
 		},
 		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
 			o.Watch = true
-			return c.rest.Get().AbsPath(path...).
+			return c.get(path).
 				SpecificallyVersionedParams(narrow(o), c.params, v1).Watch(ctx)
 		},
 	}

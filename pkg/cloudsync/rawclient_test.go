@@ -179,3 +179,62 @@ func TestRawWatchEvents(t *testing.T) {
 		t.Errorf("got %s: %v, want ERROR classified as expired", got[2].Type, err)
 	}
 }
+
+// busyCloud answers the first LIST 429 with Retry-After: 1, as
+// kube-apiserver's priority and fairness does, then a list; it counts the
+// LISTs.
+type busyCloud struct {
+	mu    sync.Mutex
+	lists int // guarded by mu
+}
+
+func (b *busyCloud) ServeHTTP(w http.ResponseWriter, _ *http.Request) {
+	b.mu.Lock()
+	b.lists++
+	n := b.lists
+	b.mu.Unlock()
+	w.Header().Set("Content-Type", "application/json")
+	if n == 1 {
+		w.Header().Set("Retry-After", "1")
+		w.WriteHeader(http.StatusTooManyRequests)
+		fmt.Fprint(w, `{"kind":"Status","apiVersion":"v1","status":"Failure","reason":"TooManyRequests","code":429,"message":"too many requests","details":{"retryAfterSeconds":1}}`)
+		return
+	}
+	fmt.Fprint(w, `{"kind":"ConfigMapList","apiVersion":"v1","metadata":{"resourceVersion":"9"},"items":[]}`)
+}
+
+// WithoutRetries hands a 429 back at once instead of client-go retrying it
+// after exactly its Retry-After; the default client retries it.
+func TestRawClientWithoutRetries(t *testing.T) {
+	for _, tt := range []struct {
+		name      string
+		own       bool
+		wantLists int
+		want429   bool
+	}{
+		{"client-go's retries", false, 2, false},
+		{"without retries", true, 1, true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			cloud := &busyCloud{}
+			srv := httptest.NewServer(cloud)
+			t.Cleanup(srv.Close)
+			raw, err := NewRawClient(&rest.Config{Host: srv.URL})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tt.own {
+				raw = raw.WithoutRetries()
+			}
+			_, err = raw.ListerWatcher(Resource{GVR: cmGVR, Namespace: "ns"}).ListWithContext(context.Background(), metav1.ListOptions{})
+			if got := apierrors.IsTooManyRequests(err); got != tt.want429 || (!tt.want429 && err != nil) {
+				t.Errorf("error: got %v, want a 429: %v", err, tt.want429)
+			}
+			cloud.mu.Lock()
+			defer cloud.mu.Unlock()
+			if cloud.lists != tt.wantLists {
+				t.Errorf("LISTs: got %d, want %d", cloud.lists, tt.wantLists)
+			}
+		})
+	}
+}

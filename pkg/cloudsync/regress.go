@@ -9,6 +9,7 @@ import (
 	"github.com/apiserver-lite/apiserver-lite/pkg/jsonscan"
 	"github.com/apiserver-lite/apiserver-lite/pkg/metastore"
 	"github.com/apiserver-lite/apiserver-lite/pkg/versioncache"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
@@ -61,6 +62,19 @@ func regressed(stored []metastore.Object, wm uint64, listed []*versioncache.Obje
 		}
 	}
 	return false
+}
+
+// mayHideRestore reports whether a failed attempt may hide a restart of
+// the cloud, and so a restore from a backup: anything but a Status the
+// cloud answered. A restore restarts kube-apiserver, which drops every
+// connection: the link goes down (Link.Outages, which syncOnce watches)
+// or some syncer's failure is a transport one; that syncer checks, and
+// its report (Link.ReportRegressed) makes every resource relist. The
+// Statuses of a running cloud, such as 429 from its priority and fairness
+// or 403, are no reason to check again, however many there are.
+func mayHideRestore(err error) bool {
+	var st apierrors.APIStatus
+	return !errors.As(err, &st)
 }
 
 // cloudBehind reports whether the cloud's current resourceVersion of the

@@ -64,10 +64,16 @@ type Syncer struct {
 	needList string
 	// haveInfo is set once discovery information was fetched this run.
 	haveInfo bool
-	// checkRV is set on start and after a failed attempt: the cloud may
-	// have been restored from a backup meanwhile, so the next resume first
-	// checks that the cloud is not behind the watermark.
+	// checkRV is set on start and after a failure that may hide a restart
+	// of the cloud (mayHideRestore): the cloud may have been restored from
+	// a backup meanwhile, so the next resume first checks that the cloud
+	// is not behind the watermark. An answer of the running cloud (429,
+	// 403, ...) does not set it, so a start costs at most one check.
 	checkRV bool
+	// outagesAtCheck is the Link's Outages when the cloud's resource
+	// version was last checked, or the state last listed: another count
+	// sets checkRV.
+	outagesAtCheck uint64
 	// leanOff is set once the cloud refused a metadata list: the relists
 	// of this run list full objects.
 	leanOff bool
@@ -93,7 +99,8 @@ func New(cfg Config) *Syncer {
 	if cfg.Observer == nil {
 		cfg.Observer = nopObserver{}
 	}
-	s := &Syncer{cfg: cfg, key: cfg.Resource.Key(), backoff: link.NewBackoff(), regressed: cfg.Link.Regressed()}
+	s := &Syncer{cfg: cfg, key: cfg.Resource.Key(), backoff: link.NewBackoff(), regressed: cfg.Link.Regressed(),
+		outagesAtCheck: cfg.Link.Outages()}
 	s.log = cfg.Logger.With("resource", s.key)
 	if cfg.Cache.Ready() {
 		s.rv = cfg.Cache.RV()
@@ -120,6 +127,10 @@ func (s *Syncer) Run(ctx context.Context) error {
 		case errors.Is(err, ErrExpired):
 			s.log.Info("cloud expired the watermark, relisting", "rv", s.rv)
 			s.needList = RelistExpired
+			// A restarted cloud expires every node's watches at once.
+			if link.Sleep(ctx, s.cfg.Clock, s.cfg.Link.RelistDelay()) != nil {
+				return nil
+			}
 			continue
 		case errors.Is(err, errConflict), errors.Is(err, errBehind), errors.Is(err, errRegressedElsewhere):
 			s.log.Warn("relisting", "reason", err, "rv", s.rv)
@@ -128,12 +139,12 @@ func (s *Syncer) Run(ctx context.Context) error {
 		case errors.Is(err, link.ErrDead):
 			s.log.Warn("cloud watch presumed dead, re-watching once the link is up", "rv", s.rv)
 			s.checkRV = true
-			if s.cfg.Link.WaitUp(ctx) != nil || link.Sleep(ctx, s.cfg.Clock, link.ResumeDelay()) != nil {
+			if s.cfg.Link.WaitUp(ctx) != nil || link.Sleep(ctx, s.cfg.Clock, s.cfg.Link.RelistDelay()) != nil {
 				return nil
 			}
 			continue
 		}
-		s.checkRV = true
+		s.checkRV = s.checkRV || mayHideRestore(err)
 		s.cfg.Observer.CloudError(s.key, err)
 		s.log.Warn("cloud sync failed, backing off", "err", err, "rv", s.rv)
 		if s.pause(ctx, err, up) != nil {
@@ -179,7 +190,11 @@ func (s *Syncer) syncOnce(ctx context.Context) error {
 	if s.regressedElsewhere() && s.needList == "" {
 		s.needList = RelistRegressed
 	}
+	if s.cfg.Link.Outages() != s.outagesAtCheck {
+		s.checkRV = true
+	}
 	if s.checkRV && s.needList == "" {
+		s.outagesAtCheck = s.cfg.Link.Outages()
 		behind, err := s.cloudBehind(ctx)
 		if err != nil {
 			return err
@@ -189,6 +204,7 @@ func (s *Syncer) syncOnce(ctx context.Context) error {
 		}
 	}
 	if s.needList != "" {
+		s.outagesAtCheck = s.cfg.Link.Outages()
 		s.cfg.Observer.Relisted(s.key, s.needList)
 		if err := s.relist(ctx); err != nil {
 			return err

@@ -33,6 +33,7 @@ type fleetResults struct {
 	machine               machine
 	lite, direct          sideCost
 	cloudRestart, reboot  restartResult
+	rebootLists           rebootLists
 	leaseFails            [2]sideLeases // per side: kubeSide is the direct one
 	reached               []string
 	stopped               error
@@ -178,6 +179,7 @@ func (f *fleet) reboot(ctx context.Context, r *fleetResults) error {
 	}
 	var err error
 	r.reboot, err = f.changeAndCatchUp(ctx, start, start, "d")
+	r.rebootLists = countRebootLists(f.c, start, "d")
 	return err
 }
 

@@ -113,5 +113,6 @@ func (r *fleetResults) check() []error {
 		errs = append(errs, fmt.Errorf("figure missing: catch-up after the cloud restart %v, after the reboot %v",
 			r.cloudRestart.caughtUp, r.reboot.caughtUp))
 	}
-	return append(errs, r.checkLeases()...)
+	errs = append(errs, r.checkLeases()...)
+	return append(errs, r.rebootLists.check()...)
 }

@@ -1,6 +1,7 @@
 package demand
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"time"
@@ -13,11 +14,22 @@ import (
 )
 
 // handleUpdate commits what a worker learned, unless the worker was
-// stopped since.
+// stopped since, and then moves the object's resume point to it.
 func (d *Holder) handleUpdate(ctx context.Context, u objectUpdate) error {
 	if w := d.workers[u.ref]; w == nil || w.gen != u.gen {
 		return nil
 	}
+	if u.typ != watch.Bookmark {
+		if err := d.commitUpdate(ctx, u); err != nil {
+			return err
+		}
+	}
+	d.noteResume(u.ref, u.rv, u.listed)
+	return nil
+}
+
+// commitUpdate stores and publishes a listed state or a watch event.
+func (d *Holder) commitUpdate(ctx context.Context, u objectUpdate) error {
 	k := d.kind(u.ref.Kind)
 	cur, _, err := k.Cache.Get(u.ref.Namespace, u.ref.Name)
 	if err != nil {
@@ -29,6 +41,9 @@ func (d *Holder) handleUpdate(ctx context.Context, u objectUpdate) error {
 			return nil
 		}
 		return d.remove(ctx, k, cur, u.rv)
+	case cur != nil && u.listed && cur.RV >= u.obj.RV && !bytes.Equal(cur.Raw, u.obj.Raw):
+		// A list is the cloud's state: one older than what is held and
+		// unlike it comes from a cloud whose history went backwards.
 	case cur != nil && cur.RV >= u.obj.RV:
 		return nil // already held, or an older state
 	}
@@ -97,6 +112,9 @@ func (d *Holder) remove(ctx context.Context, k Kind, last *versioncache.Object, 
 
 // drop removes r, which nothing references any more, if it is held.
 func (d *Holder) drop(ctx context.Context, r nodescope.Ref, rv uint64) error {
+	if err := d.forgetResume(ctx, r); err != nil {
+		return err
+	}
 	k := d.kind(r.Kind)
 	cur, _, err := k.Cache.Get(r.Namespace, r.Name)
 	if err != nil || cur == nil {

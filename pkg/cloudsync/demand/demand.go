@@ -27,6 +27,8 @@ const scrubRetry = 5 * time.Second
 type Store interface {
 	Apply(ctx context.Context, resource string, ops []metastore.Op, watermark uint64) error
 	PutMeta(ctx context.Context, key string, value []byte) error
+	// GetMeta fails with metastore.ErrNotFound for a key never put.
+	GetMeta(ctx context.Context, key string) ([]byte, error)
 	// Scrub checkpoints and truncates the write-ahead log, so that deleted
 	// rows (overwritten in place by secure_delete) leave no copy on disk.
 	Scrub(ctx context.Context) error
@@ -78,6 +80,12 @@ type Holder struct {
 	wg      sync.WaitGroup
 	// scrubDue is set when deleted rows may still be in the WAL.
 	scrubDue bool
+	// resume are the resourceVersions the held objects' watches resume
+	// from after a restart.
+	resume resumePoints
+	// regressed is closed when a syncer finds the cloud's history behind
+	// the stored one; replaced once taken.
+	regressed <-chan struct{}
 }
 
 // New returns a Holder; the caller loaded its kinds' caches from the
@@ -93,6 +101,7 @@ func New(cfg Config) *Holder {
 		cfg: cfg, log: cfg.Logger.With("component", "on-demand"),
 		refs: nodescope.NewSet(), owners: map[nodescope.Owner]bool{},
 		workers: map[nodescope.Ref]*objectWorker{}, updates: make(chan objectUpdate),
+		resume: resumePoints{rv: map[nodescope.Ref]uint64{}}, regressed: cfg.Link.Regressed(),
 	}
 }
 
@@ -120,6 +129,12 @@ func (d *Holder) Run(ctx context.Context) error {
 		return err
 	}
 	err := d.loop(ctx)
+	if d.resume.timer != nil {
+		// Shutting down: keep the latest points for the next start.
+		if ferr := d.flushResume(context.WithoutCancel(ctx)); ferr != nil {
+			d.log.Warn("resume points not written", "err", ferr)
+		}
+	}
 	if ctx.Err() != nil {
 		return nil
 	}
@@ -139,6 +154,9 @@ func (d *Holder) start(ctx context.Context) error {
 	}
 	if err := d.cfg.Nodes.WaitForRV(ctx, 1); err != nil {
 		return fmt.Errorf("wait for node: %w", err)
+	}
+	if err := d.loadResume(ctx, d.cfg.Secrets.Cache.Ready() && d.cfg.ConfigMaps.Cache.Ready()); err != nil {
+		return err
 	}
 	for _, k := range []Kind{d.cfg.Secrets, d.cfg.ConfigMaps} {
 		if k.Cache.Ready() {

@@ -3,6 +3,7 @@ package demand
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"path/filepath"
 	"strconv"
 	"sync"
@@ -14,6 +15,7 @@ import (
 	"github.com/apiserver-lite/apiserver-lite/pkg/metastore"
 	"github.com/apiserver-lite/apiserver-lite/pkg/versioncache"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -50,6 +52,11 @@ type demandCloud struct {
 	// key. Guarded by mu.
 	lists    map[string]int
 	watchRVs map[string][]string
+	// refuse is how many more LISTs of a key are answered 403, as the Node
+	// authorizer does while its graph lacks the pod. Guarded by mu.
+	refuse map[string]int
+	// refuseWith, when set, is the refusal instead of 403. Guarded by mu.
+	refuseWith error
 }
 
 func (c *demandCloud) source(r cloudsync.Resource) cache.ListerWatcherWithContext {
@@ -61,6 +68,13 @@ func (c *demandCloud) source(r cloudsync.Resource) cache.ListerWatcherWithContex
 			c.asked[key] = true
 			if c.lists != nil {
 				c.lists[key]++
+			}
+			if c.refuse[key] > 0 {
+				c.refuse[key]--
+				if c.refuseWith != nil {
+					return nil, c.refuseWith
+				}
+				return nil, apierrors.NewForbidden(schema.GroupResource{Resource: r.GVR.Resource}, key, errors.New("no relationship found"))
 			}
 			l := &unstructured.UnstructuredList{Object: map[string]any{"apiVersion": "v1", "kind": "List"}}
 			l.SetResourceVersion(strconv.FormatUint(c.listRV, 10))

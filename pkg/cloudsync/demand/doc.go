@@ -4,5 +4,14 @@
 // on its own, by name, as the kubelet does, and committed to the store and
 // its cache like any synced object; when the last reference goes, the
 // object is deleted from both and its bytes are scrubbed from disk.
+//
+// Each object's watch resumes, after a restart too, from the last
+// resourceVersion it delivered (list, event or bookmark), so a restart
+// lists nothing: the resume points are kept in the store's meta, written
+// only after what came with them was committed, and a point is deleted
+// from the store before its object is. Only a 410 lists one object again,
+// and a cloud whose history went backwards (a syncer reports it on the
+// Link) lists every held object again.
+//
 // Subpackage nodescope computes the references. cmd wires a Holder.
 package demand

@@ -66,6 +66,10 @@ func (d *Holder) loop(ctx context.Context) error {
 		case u := <-d.updates:
 			err = d.handleUpdate(ctx, u)
 		case <-d.scrubTimer():
+		case <-d.resumeDue():
+			err = d.flushResume(ctx)
+		case <-d.regressed:
+			err = d.relistAll(ctx)
 		}
 		if err == nil {
 			err = d.scrubIfDue(ctx)

@@ -26,8 +26,8 @@ type objectWorker struct {
 }
 
 // objectUpdate is what a worker learned about its object: the answer of a
-// list (Listed; Object nil when the object does not exist, RV the list's)
-// or one watch event.
+// list (Listed; Object nil when the object does not exist, RV the list's),
+// one watch event, or a bookmark (no Object: nothing changed up to RV).
 type objectUpdate struct {
 	ref    nodescope.Ref
 	gen    uint64
@@ -45,8 +45,9 @@ func (d *Holder) startWorker(ctx context.Context, r nodescope.Ref) {
 	d.workers[r] = w
 	k := d.kind(r.Kind).Resource
 	lw := d.cfg.Source(cloudsync.Resource{GVR: k.GVR, Namespace: r.Namespace, FieldSelector: "metadata.name=" + r.Name})
+	from := d.resume.rv[r]
 	d.wg.Go(func() {
-		d.watchObject(wctx, lw, r, w.gen)
+		d.watchObject(wctx, lw, r, w.gen, from)
 	})
 }
 
@@ -58,13 +59,15 @@ func (d *Holder) stopWorker(r nodescope.Ref) {
 	}
 }
 
-// watchObject lists and watches one object until ctx ends. A watch that
-// ends is resumed from the last resourceVersion it delivered, bookmarks
-// included, as a reflector does; only a first start or an expired
-// resourceVersion lists again. Failures are retried with backoff.
-func (d *Holder) watchObject(ctx context.Context, lw cache.ListerWatcherWithContext, r nodescope.Ref, gen uint64) {
-	retry := link.NewRetrier(d.cfg.Clock)
-	var from uint64 // where the next watch resumes; 0: list first
+// watchObject lists and watches one object until ctx ends. The first
+// watch starts from the stored resume point from (0: none, list first); a
+// watch that ends is resumed from the last resourceVersion it delivered,
+// bookmarks included, as a reflector does; only an object never held or
+// an expired resourceVersion lists again. Failures are retried with the
+// object's own jittered backoff (objectBackoff), so the objects a cloud
+// refused together do not come back together.
+func (d *Holder) watchObject(ctx context.Context, lw cache.ListerWatcherWithContext, r nodescope.Ref, gen, from uint64) {
+	retry := link.NewRetrierWith(d.cfg.Clock, objectBackoff)
 	for ctx.Err() == nil {
 		err := d.listWatchAlive(ctx, lw, r, gen, &from, retry.Reset)
 		if ctx.Err() != nil {
@@ -73,13 +76,18 @@ func (d *Holder) watchObject(ctx context.Context, lw cache.ListerWatcherWithCont
 		if errors.Is(err, errLinkDead) {
 			// A half-open link: watch again once the prober reaches the
 			// cloud, as the syncers do.
-			if d.cfg.Link.WaitUp(ctx) != nil {
+			if d.cfg.Link.WaitUp(ctx) != nil || link.Sleep(ctx, d.cfg.Clock, d.cfg.Link.RelistDelay()) != nil {
 				return
 			}
 			continue
 		}
 		if errors.Is(err, cloudsync.ErrExpired) {
+			// A restarted cloud expires every object's watch at once, on
+			// every node: the lists are spread over the relist window.
 			from = 0
+			if link.Sleep(ctx, d.cfg.Clock, d.cfg.Link.RelistDelay()) != nil {
+				return
+			}
 			continue
 		}
 		if err == nil {
@@ -172,7 +180,9 @@ func (d *Holder) deliver(ctx context.Context, r nodescope.Ref, gen uint64, ev wa
 		if err != nil {
 			return fmt.Errorf("bookmark: %w", err)
 		}
-		*from = max(*from, rv)
+		if d.send(ctx, objectUpdate{ref: r, gen: gen, typ: ev.Type, rv: rv}) {
+			*from = max(*from, rv)
+		}
 	case watch.Added, watch.Modified, watch.Deleted:
 		o, err := cloudsync.ToObject(ev.Object)
 		if err != nil {

@@ -3,7 +3,6 @@ package link
 import (
 	"context"
 	"math"
-	"math/rand/v2"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -30,17 +29,15 @@ const (
 	// maxRetryAfter bounds how long a cloud's Retry-After may pause a
 	// sync, so a bogus header cannot stall it for hours.
 	maxRetryAfter = 5 * time.Minute
-	// ReconnectSpread bounds the random delay of a syncer resuming because
-	// the link came back: a cloud restart brings every link of a fleet
-	// back within a probe interval, and the fleet's watches then return
-	// spread over this window rather than at once. Short against the 10 s
-	// resume after a link cut.
-	ReconnectSpread = 3 * time.Second
+	// DefaultRelistSpread is the default window (RelistDelay) over which
+	// the watches and relists of a node are spread when the cloud comes
+	// back: a cloud restart brings every link of a fleet back within a
+	// probe interval, and answers every resumed watch 410 (its watch cache
+	// starts empty), so a fleet's watches and relists return spread over
+	// it rather than at once. Short against the 10 s resume after a link
+	// cut; a large fleet sets a longer one (relist-spread).
+	DefaultRelistSpread = 3 * time.Second
 )
-
-// ResumeDelay is a syncer's random delay in [0, ReconnectSpread) after
-// the link came back.
-func ResumeDelay() time.Duration { return rand.N(ReconnectSpread) }
 
 // NewBackoff returns the retry schedule of a sync that has not failed
 // since its last successful commit.
@@ -50,11 +47,16 @@ func NewBackoff() wait.Backoff {
 }
 
 // RetryDelay is how long to wait after err: the next backoff step, or the
-// cloud's Retry-After when that is longer.
+// cloud's Retry-After, jittered as b is, when that is longer. One
+// Retry-After answers every client the cloud refused at once (kube-apiserver's
+// priority and fairness names 1 s): each waits it plus its own share of
+// jitter, so they do not all come back at the second it names and be
+// refused together again.
 func RetryDelay(b *wait.Backoff, err error) time.Duration {
 	d := b.Step()
-	if secs, ok := apierrors.SuggestsClientDelay(err); ok {
-		d = max(d, min(time.Duration(secs)*time.Second, maxRetryAfter))
+	if secs, ok := apierrors.SuggestsClientDelay(err); ok && secs > 0 {
+		ra := min(time.Duration(secs)*time.Second, maxRetryAfter)
+		d = max(d, min(wait.Jitter(ra, b.Jitter), maxRetryAfter))
 	}
 	return d
 }
@@ -75,17 +77,24 @@ func Sleep(ctx context.Context, c clock.Clock, d time.Duration) error {
 // paced: jittered exponential delays up to MaxRetryDelay, or the
 // cloud's Retry-After when longer. Not safe for concurrent use.
 type Retrier struct {
-	clock   clock.Clock
-	backoff wait.Backoff
+	clock    clock.Clock
+	schedule func() wait.Backoff
+	backoff  wait.Backoff
 }
 
 // NewRetrier returns a Retrier whose delays start over, timed on c.
 func NewRetrier(c clock.Clock) *Retrier {
-	return &Retrier{clock: c, backoff: NewBackoff()}
+	return NewRetrierWith(c, NewBackoff)
+}
+
+// NewRetrierWith returns a Retrier paced by the schedules schedule
+// returns (one per start over), timed on c.
+func NewRetrierWith(c clock.Clock, schedule func() wait.Backoff) *Retrier {
+	return &Retrier{clock: c, schedule: schedule, backoff: schedule()}
 }
 
 // Reset starts the delays over, after a call succeeded.
-func (r *Retrier) Reset() { r.backoff = NewBackoff() }
+func (r *Retrier) Reset() { r.backoff = r.schedule() }
 
 // Wait sleeps the delay after err. It returns ctx.Err() if ctx ends
 // first.

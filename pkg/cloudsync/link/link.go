@@ -55,8 +55,11 @@ type Config struct {
 	WatchProgressTimeout time.Duration
 	// MaxConcurrentRelists: 0 means DefaultMaxConcurrentRelists.
 	MaxConcurrentRelists int
-	Clock                clock.WithDelayedExecution // nil means the real clock
-	Logger               *slog.Logger               // nil means slog.Default()
+	// RelistSpread is the window of RelistDelay: 0 means
+	// DefaultRelistSpread.
+	RelistSpread time.Duration
+	Clock        clock.WithDelayedExecution // nil means the real clock
+	Logger       *slog.Logger               // nil means slog.Default()
 }
 
 // Link decides whether the cloud is reachable. While it is up, the
@@ -93,6 +96,12 @@ type Link struct {
 	// regressedCh is closed, then replaced, each time a syncer finds the
 	// cloud's history behind the stored one. Guarded by mu.
 	regressedCh chan struct{}
+	// outages counts the transitions to down (Outages). Guarded by mu.
+	outages uint64
+	// retryAfter is the last Retry-After a probe was answered with, at
+	// retryAfterAt (RelistDelay). Guarded by mu.
+	retryAfter   time.Duration
+	retryAfterAt time.Time
 }
 
 // New returns a Link that is not connected until its first probe
@@ -103,6 +112,9 @@ func New(cfg Config) *Link {
 	}
 	if cfg.MaxConcurrentRelists <= 0 {
 		cfg.MaxConcurrentRelists = DefaultMaxConcurrentRelists
+	}
+	if cfg.RelistSpread <= 0 {
+		cfg.RelistSpread = DefaultRelistSpread
 	}
 	if cfg.Clock == nil {
 		cfg.Clock = clock.RealClock{}
@@ -207,6 +219,7 @@ func (l *Link) probe(ctx context.Context) time.Duration {
 		if secs, ok := apierrors.SuggestsClientDelay(err); ok {
 			retryAfter = min(time.Duration(secs)*time.Second, maxRetryAfter)
 		}
+		l.noteRetryAfter(retryAfter)
 		err = nil
 	}
 	if err != nil && !answered(err) && l.cfg.Conns != nil {
@@ -237,6 +250,7 @@ func (l *Link) record(start time.Time, err error) {
 	if l.up || l.downSince.IsZero() {
 		l.cfg.Logger.Warn("cloud link down", "err", err)
 		l.downSince = start
+		l.outages++
 	}
 	l.up = false
 	if !l.dead && l.cfg.Clock.Since(l.downSince) >= l.cfg.WatchProgressTimeout {

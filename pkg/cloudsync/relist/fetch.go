@@ -58,15 +58,28 @@ feed:
 // cloud compacted listRV meanwhile: the full list does not need it.
 func fetchOne(ctx context.Context, src Source, it Item, listRV uint64) (*versioncache.Object, error) {
 	o, err := src.GetAt(ctx, it.Namespace, it.Name, listRV)
-	switch {
-	case apierrors.IsResourceExpired(err) || apierrors.IsGone(err) || apierrors.IsNotFound(err):
-		return nil, fmt.Errorf("%w: read %s/%s at %d: %w", ErrFallback, it.Namespace, it.Name, listRV, err)
-	case err != nil:
-		return nil, fmt.Errorf("read %s/%s at %d: %w", it.Namespace, it.Name, listRV, err)
-	case o == nil:
-		return nil, fmt.Errorf("%w: %s/%s listed at %d but absent when read at it", ErrFallback, it.Namespace, it.Name, listRV)
-	case o.RV != it.RV || o.Namespace != it.Namespace || o.Name != it.Name || o.UID != it.UID:
-		return nil, fmt.Errorf("%w: %s/%s read at %d is not the listed state", ErrFallback, it.Namespace, it.Name, listRV)
+	if err != nil {
+		return nil, readError(it.Namespace+"/"+it.Name, listRV, err)
 	}
-	return o, nil
+	return o, checkRead(it, o, listRV)
+}
+
+// readError wraps the error of a read of what at listRV; one that the full
+// list does not share (410: compacted meanwhile; 404) is ErrFallback.
+func readError(what string, listRV uint64, err error) error {
+	if apierrors.IsResourceExpired(err) || apierrors.IsGone(err) || apierrors.IsNotFound(err) {
+		return fmt.Errorf("%w: read %s at %d: %w", ErrFallback, what, listRV, err)
+	}
+	return fmt.Errorf("read %s at %d: %w", what, listRV, err)
+}
+
+// checkRead checks that o, it read at listRV, is the listed state.
+func checkRead(it Item, o *versioncache.Object, listRV uint64) error {
+	switch {
+	case o == nil:
+		return fmt.Errorf("%w: %s/%s listed at %d but absent when read at it", ErrFallback, it.Namespace, it.Name, listRV)
+	case o.RV != it.RV || o.Namespace != it.Namespace || o.Name != it.Name || o.UID != it.UID:
+		return fmt.Errorf("%w: %s/%s read at %d is not the listed state", ErrFallback, it.Namespace, it.Name, listRV)
+	}
+	return nil
 }

@@ -44,6 +44,8 @@ type Plan struct {
 	// carries, in (namespace, name) order: those the list lacks, and those
 	// listed under another UID (deleted and created again since).
 	Whole []metastore.Name
+	// Listed counts the listed objects of each namespace (FetchPlan).
+	Listed map[string]int
 }
 
 // Compare compares the stored keys at watermark wm with the listed
@@ -59,7 +61,7 @@ func Compare(keys []metastore.Key, wm uint64, metas []metav1.PartialObjectMetada
 	for _, k := range keys {
 		held[metastore.Name{Namespace: k.Namespace, Name: k.Name}] = k
 	}
-	p := Plan{Changed: map[metastore.Name]bool{}}
+	p := Plan{Changed: map[metastore.Name]bool{}, Listed: map[string]int{}}
 	recreated := map[metastore.Name]bool{}
 	for i := range metas {
 		m := &metas[i]
@@ -68,6 +70,7 @@ func Compare(keys []metastore.Key, wm uint64, metas []metav1.PartialObjectMetada
 			return Plan{}, fmt.Errorf("resource version %q of %s/%s: %w", m.ResourceVersion, m.Namespace, m.Name, err)
 		}
 		n := metastore.Name{Namespace: m.Namespace, Name: m.Name}
+		p.Listed[m.Namespace]++
 		k, ok := held[n]
 		delete(held, n)
 		switch {

@@ -1,0 +1,82 @@
+//go:build e2e
+
+package bench
+
+import (
+	"fmt"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/apiserver-lite/apiserver-lite/test/e2e/framework"
+)
+
+// maxChecksPerResource is how many resourceVersion checks (a LIST with
+// limit=1) one node may make of one resource when it starts.
+const maxChecksPerResource = 1
+
+// rebootLists are the LISTs a fleet-wide daemon restart made that the
+// restart itself caused: the change made after it adds a pod whose new
+// secret and configmap are listed by name, as a kubelet would, and those
+// are left out.
+type rebootLists struct {
+	// collection and single count collection and single-object LISTs.
+	collection, single int
+	// maxChecks is the most limit=1 checks one node made of one resource,
+	// the first such pair in maxChecksOf ("user resource").
+	maxChecks   int
+	maxChecksOf string
+}
+
+// countRebootLists counts the fleet's LISTs since start, leaving out the
+// single-object LISTs of names ending in "-"+suffix (the change's).
+func countRebootLists(c *framework.Cluster, start time.Time, suffix string) rebootLists {
+	return rebootListsOf(c.CloudRequests(isFleetUser, start, time.Now().Add(time.Hour)), suffix)
+}
+
+// rebootListsOf counts the LISTs among audited requests, leaving out the
+// single-object LISTs of names ending in "-"+suffix.
+func rebootListsOf(events []framework.AuditEvent, suffix string) rebootLists {
+	var l rebootLists
+	checks := map[string]int{}
+	for _, e := range events {
+		if e.Verb != "list" {
+			continue
+		}
+		u, err := url.Parse(e.RequestURI)
+		if err != nil {
+			l.collection++
+			continue
+		}
+		q := u.Query()
+		name, single := strings.CutPrefix(q.Get("fieldSelector"), "metadata.name=")
+		switch {
+		case q.Get("limit") == "1":
+			at := e.User.Username + " " + e.Resource()
+			if checks[at]++; checks[at] > l.maxChecks {
+				l.maxChecks, l.maxChecksOf = checks[at], at
+			}
+		case single && strings.HasSuffix(name, "-"+suffix):
+		case single:
+			l.single++
+		default:
+			l.collection++
+		}
+	}
+	return l
+}
+
+// check fails a daemon restart that listed anything but the change's new
+// objects, or checked a resource's resourceVersion more than once a node.
+func (l rebootLists) check() []error {
+	var errs []error
+	if l.collection > 0 || l.single > 0 {
+		errs = append(errs, fmt.Errorf("the fleet-wide daemon restart made %d collection LISTs and %d single-object LISTs, want none",
+			l.collection, l.single))
+	}
+	if l.maxChecks > maxChecksPerResource {
+		errs = append(errs, fmt.Errorf("the fleet-wide daemon restart made %d limit=1 resourceVersion checks (%s), want at most %d per resource",
+			l.maxChecks, l.maxChecksOf, maxChecksPerResource))
+	}
+	return errs
+}

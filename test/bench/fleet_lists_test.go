@@ -1,0 +1,54 @@
+//go:build e2e
+
+package bench
+
+import (
+	"testing"
+
+	"github.com/apiserver-lite/apiserver-lite/test/e2e/framework"
+)
+
+func auditedList(user, resource, uri string) framework.AuditEvent {
+	e := framework.AuditEvent{Verb: "list", RequestURI: uri}
+	e.User.Username = user
+	e.ObjectRef = &struct {
+		Resource    string `json:"resource"`
+		Subresource string `json:"subresource"`
+	}{Resource: resource}
+	return e
+}
+
+func TestRebootListsOf(t *testing.T) {
+	const n0, n1 = "system:node:fleet-000", "system:node:fleet-001"
+	check := func(user, resource string) framework.AuditEvent {
+		return auditedList(user, resource, "/api/v1/"+resource+"?limit=1")
+	}
+	for _, tt := range []struct {
+		name   string
+		events []framework.AuditEvent
+		want   rebootLists
+	}{
+		{"the change's new objects only", []framework.AuditEvent{
+			auditedList(n0, "secrets", "/api/v1/namespaces/fleet/secrets?fieldSelector=metadata.name%3Dfleet-000-d"),
+			auditedList(n0, "configmaps", "/api/v1/namespaces/fleet/configmaps?fieldSelector=metadata.name%3Dfleet-000-d"),
+		}, rebootLists{}},
+		{"an old reference listed", []framework.AuditEvent{
+			auditedList(n0, "secrets", "/api/v1/namespaces/fleet/secrets?fieldSelector=metadata.name%3Dfleet-000-0"),
+		}, rebootLists{single: 1}},
+		{"a collection", []framework.AuditEvent{
+			auditedList(n0, "pods", "/api/v1/pods?fieldSelector=spec.nodeName%3Dfleet-000&limit=500"),
+		}, rebootLists{collection: 1}},
+		{"one check per node and resource", []framework.AuditEvent{
+			check(n0, "pods"), check(n0, "nodes"), check(n1, "pods"),
+		}, rebootLists{maxChecks: 1, maxChecksOf: n0 + " pods"}},
+		{"two checks of one resource", []framework.AuditEvent{
+			check(n0, "pods"), check(n1, "pods"), check(n1, "pods"),
+		}, rebootLists{maxChecks: 2, maxChecksOf: n1 + " pods"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := rebootListsOf(tt.events, "d"); got != tt.want {
+				t.Errorf("got %+v, want %+v", got, tt.want)
+			}
+		})
+	}
+}
