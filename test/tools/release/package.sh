@@ -37,10 +37,13 @@ stage="$root/bin/package/linux-$arch"
 unit_binary=/usr/local/bin/apiserver-lite
 export GOWORK=off
 
+# The C compiler of the product's build only: nfpm is built for the host.
+cc="${CC:-}"
+unset CC
 host="$("$go" env GOARCH)"
-if [[ "$arch" != "$host" && -z "${CC:-}" ]]; then
+if [[ "$arch" != "$host" && -z "$cc" ]]; then
 	case "$arch" in
-	arm64) export CC=aarch64-linux-gnu-gcc ;;
+	arm64) cc=aarch64-linux-gnu-gcc ;;
 	*)
 		echo "package.sh: set CC to a C compiler for linux/$arch" >&2
 		exit 1
@@ -53,7 +56,11 @@ mkdir -p "$stage/units" "$out"
 out="$(cd "$out" && pwd)"
 
 echo "package.sh: building linux/$arch" >&2
-(cd "$root" && CGO_ENABLED=1 GOOS=linux GOARCH="$arch" \
+build_env=(CGO_ENABLED=1 GOOS=linux GOARCH="$arch")
+if [[ -n "$cc" ]]; then
+	build_env+=(CC="$cc")
+fi
+(cd "$root" && env "${build_env[@]}" \
 	"$go" build -trimpath -ldflags "$LDFLAGS" -o "$stage/apiserver-lite" ./cmd/apiserver-lite)
 
 for unit in "$root"/systemd/*; do
