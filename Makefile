@@ -3,6 +3,8 @@
 #   make build       build bin/apiserver-lite
 #   make test        lint + unit tests (race) + end-to-end suite (the CI gate)
 #   make test-unit   lint + unit tests only (fast)
+#   make test-package the amd64 packages read back; alert rules and dashboard
+#                    against the daemon's metrics (part of make test)
 #   make bench       side-by-side benchmark against kube-apiserver, written to
 #                    docs/benchmarks.md (BENCH_SCALE=10: 70,000 objects, written
 #                    to docs/benchmarks-scale10.md)
