@@ -3,6 +3,8 @@
 #   make build       build bin/apiserver-lite
 #   make test        lint + unit tests (race) + end-to-end suite (the CI gate)
 #   make test-unit   lint + unit tests only (fast)
+#   make test-package the amd64 packages read back; alert rules and dashboard
+#                    against the daemon's metrics (part of make test)
 #   make bench       side-by-side benchmark against kube-apiserver, written to
 #                    docs/benchmarks.md (BENCH_SCALE=10: 70,000 objects, written
 #                    to docs/benchmarks-scale10.md)
@@ -16,7 +18,13 @@
 #   make demo        throwaway control plane + apiserver-lite + hollow kubelet,
 #                    with a scripted outage and recovery (Ctrl-C to stop)
 #   make run         run against the cluster in KUBECONFIG
-#   make install     install binary, systemd units and example config
+#   make install     install binary, systemd units and example config (an
+#                    existing config is kept)
+#   make package     a .deb and an .rpm for this host's architecture, in
+#                    bin/packages (nfpm, from test/tools/release)
+#   make dist        packages and tarballs for amd64 and arm64 (arm64 needs
+#                    aarch64-linux-gnu-gcc: apt-get install
+#                    gcc-aarch64-linux-gnu) and SHA256SUMS, in dist/
 
 GO        ?= go
 BIN_DIR   := bin
@@ -44,16 +52,32 @@ BENCH_REPORT ?= docs/$(if $(filter 1,$(BENCH_SCALE)),benchmarks,benchmarks-scale
 # cgo is required by github.com/mattn/go-sqlite3.
 export CGO_ENABLED := 1
 
-.PHONY: all build lint test test-unit test-e2e tools upstream-tools upstream-e2e bench bench-fleet bench-micro fuzz demo run install clean
+.PHONY: all build lint test test-unit test-package test-e2e tools upstream-tools upstream-e2e bench bench-fleet bench-micro fuzz demo run install package dist clean
 
 all: build
 
-# `apiserver-lite version` reports these. The go command stamps no VCS
-# revision in a git worktree or with GOFLAGS=-buildvcs=false, so make stamps
-# it; VERSION is the nearest tag, when there is one.
-REVISION ?= $(shell r=$$(git rev-parse HEAD 2>/dev/null) && { git diff --quiet HEAD && echo $$r || echo $$r-dirty; })
-VERSION  ?= $(shell git describe --tags --dirty 2>/dev/null)
+# `apiserver-lite version` reports these, and the packages carry VERSION.
+# The go command stamps no VCS revision in a git worktree or with
+# GOFLAGS=-buildvcs=false, so make stamps it. VERSION is the nearest tag,
+# or with none 0.0.0-<commit date, UTC>-<short revision>[-dirty]: it sorts
+# below every release, and by date among builds of untagged commits.
+ifeq ($(origin REVISION),undefined)
+REVISION := $(shell r=$$(git rev-parse HEAD 2>/dev/null) && { git diff --quiet HEAD && echo $$r || echo $$r-dirty; })
+endif
+ifeq ($(origin VERSION),undefined)
+VERSION := $(shell git describe --tags --dirty 2>/dev/null || \
+  { d=$$(TZ=UTC git show -s --format=%cd --date=format-local:%Y%m%d HEAD 2>/dev/null) && \
+    r=$$(git rev-parse --short=7 HEAD) && \
+    echo 0.0.0-$$d-$$r$$(git diff --quiet HEAD || echo -dirty); })
+endif
 LDFLAGS  := -X main.revision=$(REVISION) $(if $(VERSION),-X main.version=$(VERSION))
+
+# The release tools module (nfpm, and the packages' and monitoring's tests)
+# is a module of its own, so the product's go.mod stays lean.
+RELEASE_MODULE := test/tools/release
+PACKAGE_DIR    := $(BIN_DIR)/packages
+DIST_DIR       ?= dist
+RELEASE_ENV    := GOWORK=off GO=$(GO) VERSION=$(VERSION) LDFLAGS="$(LDFLAGS)"
 
 build:
 	$(GO) build -trimpath -ldflags "$(LDFLAGS)" -o $(BINARY) ./cmd/apiserver-lite
@@ -88,7 +112,18 @@ test-e2e: build tools
 	APISERVER_LITE_TOOLS_BIN=$$(test/tools/build.sh) \
 	$(GO) test -tags e2e -count=1 -timeout $(E2E_TIMEOUT) ./test/e2e/... ./test/conformance/... ./test/bench/...
 
-test: test-unit test-e2e
+# The amd64 .deb and .rpm are built and read back (file list, modes,
+# config-file marks, units, maintainer scripts, the binary's version); the
+# alert rules are parsed with Prometheus' own parser and every metric the
+# rules and the dashboard use is checked against the daemon's registry.
+# These tests live in the release tools module, which `go test ./...` of
+# the product does not reach.
+test-package: package
+	GOWORK=off $(GO) -C $(RELEASE_MODULE) vet ./...
+	GOWORK=off APISERVER_LITE_PACKAGES=$(abspath $(PACKAGE_DIR)) APISERVER_LITE_VERSION=$(VERSION) \
+	  $(GO) -C $(RELEASE_MODULE) test -count=1 ./...
+
+test: test-unit test-package test-e2e
 
 # The side-by-side benchmark: a real cloud, a data set of BENCH_SCALE times
 # 5,000 pods and 2,000 configmaps, apiserver-lite against it; it rewrites the
@@ -158,15 +193,34 @@ demo: build tools
 run: build
 	$(BINARY) --kubeconfig $(KUBECONFIG) --data-dir $(DATA_DIR) --node-name $(NODE_NAME) --sync-scope $(SYNC_SCOPE)
 
+# Every unit in systemd/, ExecStart at $(PREFIX)/bin. An existing config is
+# the operator's and is kept; the new example is then left beside it.
 install: build
 	install -D -m 0755 $(BINARY) $(DESTDIR)$(PREFIX)/bin/apiserver-lite
 	install -d -m 0755 $(DESTDIR)$(UNITDIR)
-	sed 's|/usr/local/bin/apiserver-lite|$(PREFIX)/bin/apiserver-lite|' systemd/apiserver-lite.service \
-	  > $(DESTDIR)$(UNITDIR)/apiserver-lite.service
-	chmod 0644 $(DESTDIR)$(UNITDIR)/apiserver-lite.service
-	install -m 0644 systemd/apiserver-lite-credentials.path systemd/apiserver-lite-credentials.service \
-	  systemd/apiserver-lite.socket systemd/apiserver-lite-pods.socket $(DESTDIR)$(UNITDIR)/
-	install -D -m 0644 configs/apiserver-lite.yaml $(DESTDIR)$(SYSCONFDIR)/apiserver-lite/config.yaml
+	for unit in systemd/*; do \
+	  sed 's|/usr/local/bin/apiserver-lite|$(PREFIX)/bin/apiserver-lite|g' $$unit > $(DESTDIR)$(UNITDIR)/$${unit##*/} && \
+	  chmod 0644 $(DESTDIR)$(UNITDIR)/$${unit##*/} || exit 1; \
+	done
+	@config=$(DESTDIR)$(SYSCONFDIR)/apiserver-lite/config.yaml; \
+	if [ -e $$config ]; then \
+	  install -m 0644 configs/apiserver-lite.yaml $$config.example && \
+	  echo "kept $$config; the new example is $$config.example"; \
+	else \
+	  install -D -m 0644 configs/apiserver-lite.yaml $$config; \
+	fi
+
+# The .deb and .rpm for this host's architecture, in bin/packages.
+package:
+	rm -rf $(PACKAGE_DIR).new
+	$(RELEASE_ENV) $(RELEASE_MODULE)/package.sh $$($(GO) env GOARCH) $(PACKAGE_DIR).new
+	rm -rf $(PACKAGE_DIR) && mv $(PACKAGE_DIR).new $(PACKAGE_DIR)
+
+# Release artifacts in dist/: packages and tarballs for amd64 and arm64
+# (arm64 needs aarch64-linux-gnu-gcc, else it is skipped with a message),
+# and SHA256SUMS. See docs/operations.md, "Release artifacts".
+dist:
+	$(RELEASE_ENV) $(RELEASE_MODULE)/dist.sh $(DIST_DIR)
 
 clean:
-	rm -rf $(BIN_DIR) $(DATA_DIR)
+	rm -rf $(BIN_DIR) $(DATA_DIR) $(DIST_DIR)

@@ -66,8 +66,10 @@ type doorDeps struct {
 	// own endpoints (/metrics, /debug/pprof/, health), which are never
 	// forwarded, labelled by door in the metrics.
 	handler func(door string) http.Handler
-	cloud   *rest.Config
-	caches  []*versioncache.Cache
+	// authFailed returns what counts a door's 401s in the metrics.
+	authFailed func(door string) func()
+	cloud      *rest.Config
+	caches     []*versioncache.Cache
 	// res are the resources the daemon holds: only decisions on them are
 	// stored.
 	res []cloudsync.Resource
@@ -102,7 +104,8 @@ func openDoors(cfg config, d doorDeps) (*doorSet, error) {
 		return nil, errors.Join(err, set.close())
 	}
 	if cfg.InsecureListenAddress != "" {
-		lim := door.NewLimiter(cfg.limits(), door.LimiterConfig{NodeName: cfg.NodeName, Logger: d.log})
+		lim := door.NewLimiter(cfg.limits(), door.LimiterConfig{NodeName: cfg.NodeName, Logger: d.log,
+			Unauthenticated: d.authFailed(doorInsecure)})
 		ops := d.handler(doorInsecure)
 		h := door.Insecure(withoutCompression(ops), door.InsecureConfig{Limiter: lim, Operations: ops})
 		if err := set.listen(cfg.InsecureListenAddress, nil, h, lim, d.log, doorInsecure); err != nil {
@@ -149,7 +152,8 @@ func openAuthenticated(cfg config, d doorDeps, set *doorSet) error {
 // (the pods' door waits for its address while it is not bound).
 func openDoor(cfg config, d doorDeps, set *doorSet, chain door.SecureConfig, addr, name string, serveTLS *tls.Config) error {
 	sc := chain
-	sc.Limiter = door.NewLimiter(cfg.limits(), door.LimiterConfig{NodeName: cfg.NodeName, Logger: d.log})
+	sc.Limiter = door.NewLimiter(cfg.limits(), door.LimiterConfig{NodeName: cfg.NodeName, Logger: d.log,
+		Unauthenticated: d.authFailed(name)})
 	sc.Operations = d.handler(name)
 	h := sc.Operations
 	if name == doorLoopback {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"path/filepath"
 
 	"github.com/apiserver-lite/apiserver-lite/pkg/cloudsync"
 	"github.com/apiserver-lite/apiserver-lite/pkg/metastore"
@@ -21,7 +22,7 @@ const (
 // and the systemd status line.
 func newOps(cfg config, res []cloudsync.Resource, caches []*versioncache.Cache, link func() bool, store *metastore.Store, st storeState) *operations.View {
 	return operations.New(operations.Config{Node: cfg.NodeName, Resources: res, Caches: caches, Link: link, Store: store,
-		Clock: clock.RealClock{}, MaxStaleness: cfg.MaxStaleness, Recovery: st.recovery, Sealed: st.sealer != nil})
+		StorePath: filepath.Join(cfg.DataDir, dbFile), Clock: clock.RealClock{}, MaxStaleness: cfg.MaxStaleness, Recovery: st.recovery, Sealed: st.sealer != nil})
 }
 
 // aliveProbe is the watchdog's liveness probe: a GET of /livez through

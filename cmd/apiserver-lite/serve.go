@@ -139,7 +139,8 @@ func (w *wiring) openAPI(ctx context.Context) (*doorSet, error) {
 	doors, err := openDoors(w.cfg, doorDeps{handler: func(door string) http.Handler { return w.ops.Handler(api, door) },
 		cloud: w.cloud, caches: served, res: w.res, store: w.store, link: w.link, log: w.log,
 		clusterScope: w.scope == holding.ScopeCluster, keySealer: w.st.sealer, holdings: allHoldings(w.held, w.nsHeld),
-		alsoHeld: w.nsHeld.Holds, local: localVerifier(w.verifier), sockets: w.st.sockets})
+		alsoHeld: w.nsHeld.Holds, local: localVerifier(w.verifier), sockets: w.st.sockets,
+		authFailed: func(door string) func() { return func() { w.ops.Metrics().AuthFailed(door) } }})
 	if err != nil {
 		return nil, err
 	}

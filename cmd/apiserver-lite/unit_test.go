@@ -57,22 +57,37 @@ func TestUnitVerifies(t *testing.T) {
 	}
 }
 
-// The units that restart the daemon when its credentials rotate verify
-// next to it.
-func TestCredentialUnitsVerify(t *testing.T) {
+// Every other unit in systemd/ (those that restart the daemon when its
+// credentials rotate, the first-boot key generator, ...) verifies next to
+// it.
+func TestCompanionUnitsVerify(t *testing.T) {
 	main := mustAnalyzableUnit(t)
 	dir := filepath.Dir(main)
-	names := []string{"apiserver-lite-credentials.path", "apiserver-lite-credentials.service"}
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatalf("executable: %v", err)
+	}
+	units, err := filepath.Glob(filepath.Join(filepath.Dir(unitPath), "apiserver-lite*"))
+	if err != nil {
+		t.Fatal(err)
+	}
 	args := []string{"verify"}
-	for _, n := range names {
-		raw, err := os.ReadFile(filepath.Join(filepath.Dir(unitPath), n))
+	for _, u := range units {
+		n := filepath.Base(u)
+		if n == filepath.Base(unitPath) {
+			continue
+		}
+		raw, err := os.ReadFile(u)
 		if err != nil {
 			t.Fatalf("read %s: %v", n, err)
 		}
-		if err := os.WriteFile(filepath.Join(dir, n), raw, 0o600); err != nil {
+		if err := os.WriteFile(filepath.Join(dir, n), []byte(strings.ReplaceAll(string(raw), installedBinary, self)), 0o600); err != nil {
 			t.Fatal(err)
 		}
 		args = append(args, filepath.Join(dir, n))
+	}
+	if len(args) < 4 {
+		t.Fatalf("got %d companion units, want at least the credentials path and service and the key generator", len(args)-1)
 	}
 	out, err := exec.Command("systemd-analyze", args...).CombinedOutput()
 	if err != nil || len(strings.TrimSpace(string(out))) > 0 {

@@ -48,6 +48,7 @@ func (s *Syncer) relistLean(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	s.cfg.Observer.RelistBytes(s.key, rawBytes(fetched))
 	stored, err := s.storedBase(ctx, keys, p)
 	if err != nil {
 		return err

@@ -87,6 +87,7 @@ type relistOutcome struct {
 	events, stored []string
 	wm             uint64
 	fullLists      int
+	relistBytes    int // what the observer was told the relist received
 }
 
 // runRelist seeds a store and cache at wm with seed, relists once from
@@ -110,7 +111,7 @@ func runRelist(t *testing.T, seed []*unstructured.Unstructured, wm uint64, cloud
 	defer local.Stop()
 	e.lw.list = func(metav1.ListOptions) (runtime.Object, error) { return cmList(cloud.rv, cloud.objs...), nil }
 	cfg := Config{Resource: e.res, ListerWatcher: e.lw, Discovery: fakeDiscovery{}, Store: e.store, Cache: e.cache,
-		Link: e.link, Logger: discard}
+		Link: e.link, Logger: discard, Observer: &e.obs}
 	if lean {
 		cfg.Lean = cloud
 	}
@@ -128,6 +129,7 @@ func runRelist(t *testing.T, seed []*unstructured.Unstructured, wm uint64, cloud
 	}
 	out.wm = wmAfter
 	out.fullLists, _ = e.lw.recorded()
+	out.relistBytes = e.obs.relistBytes()
 	return out
 }
 
@@ -275,6 +277,11 @@ func TestLeanRelist(t *testing.T) {
 			}
 			if _, fetched := tt.cloud.recorded(); !tt.fetchesVary && fmt.Sprint(fetched) != fmt.Sprint(tt.wantFetched) {
 				t.Errorf("exact reads: got %v, want %v", fetched, tt.wantFetched)
+			}
+			// A lean relist counts the bytes of the objects it read whole,
+			// none for the metadata list: fewer than a full list's.
+			if !tt.wantFull && (got.relistBytes >= full.relistBytes || (got.relistBytes == 0) != (len(tt.wantFetched) == 0)) {
+				t.Errorf("relist bytes: got %d for %d exact reads, a full relist %d", got.relistBytes, len(tt.wantFetched), full.relistBytes)
 			}
 		})
 	}

@@ -43,6 +43,7 @@ func (s *Syncer) relist(ctx context.Context) error {
 		return err
 	}
 	s.cfg.Observer.CloudHeard(s.key)
+	s.cfg.Observer.RelistBytes(s.key, rawBytes(listed))
 	stored, wm, err := s.cfg.Store.Load(ctx, s.key)
 	if err != nil {
 		return fmt.Errorf("relist: %w", err)

@@ -1,5 +1,7 @@
 package cloudsync
 
+import "github.com/apiserver-lite/apiserver-lite/pkg/versioncache"
+
 // Relist reasons passed to Observer.Relisted.
 const (
 	// RelistInitial: no watermark yet, the first list fills the store.
@@ -19,6 +21,9 @@ type Observer interface {
 	// Relisted is called when a relist starts, with one of the Relist*
 	// reasons.
 	Relisted(resource, reason string)
+	// RelistBytes is called when a relist has received whole objects
+	// from the cloud, with the bytes of their JSON.
+	RelistBytes(resource string, n int)
 	// CloudError is called when a sync attempt fails.
 	CloudError(resource string, err error)
 	// CloudHeard is called when a list, a cloud event or a bookmark
@@ -30,5 +35,15 @@ type Observer interface {
 type nopObserver struct{}
 
 func (nopObserver) Relisted(string, string)  {}
+func (nopObserver) RelistBytes(string, int)  {}
 func (nopObserver) CloudError(string, error) {}
 func (nopObserver) CloudHeard(string)        {}
+
+// rawBytes is the size of objs' JSON.
+func rawBytes(objs []*versioncache.Object) int {
+	n := 0
+	for _, o := range objs {
+		n += len(o.Raw)
+	}
+	return n
+}

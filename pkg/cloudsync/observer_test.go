@@ -18,6 +18,7 @@ import (
 type recordingObserver struct {
 	mu    sync.Mutex
 	calls []string // guarded by mu
+	bytes int      // guarded by mu; RelistBytes' sum
 }
 
 func (r *recordingObserver) add(s string) {
@@ -31,6 +32,17 @@ func (r *recordingObserver) CloudError(_ string, err error) {
 	r.add("error " + string(apierrors.ReasonForError(err)))
 }
 func (r *recordingObserver) CloudHeard(string) { r.add("heard") }
+func (r *recordingObserver) RelistBytes(_ string, n int) {
+	r.mu.Lock()
+	r.bytes += n
+	r.mu.Unlock()
+}
+
+func (r *recordingObserver) relistBytes() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.bytes
+}
 
 func (r *recordingObserver) snapshot() []string {
 	r.mu.Lock()
@@ -78,5 +90,28 @@ func TestObserverSeesSyncProgress(t *testing.T) {
 	}
 	if got := obs.snapshot(); !slices.Equal(got, want) {
 		t.Errorf("observer calls: got %v, want %v", got, want)
+	}
+}
+
+// A relist reports the bytes of the objects it received: their JSON as
+// stored.
+func TestObserverCountsRelistBytes(t *testing.T) {
+	e := mustEnv(t, t.TempDir())
+	e.lw.list = func(metav1.ListOptions) (runtime.Object, error) {
+		return cmList(10, cm("a", "x", 4, "one"), cm("a", "y", 7, "a longer value")), nil
+	}
+	e.lw.watch = func(metav1.ListOptions) (watch.Interface, error) { return watch.NewFake(), nil }
+	e.start(t)
+	mustWaitWatermark(t, e, 10)
+	stored, _, err := e.store.Load(context.Background(), e.res.Key())
+	if err != nil {
+		t.Fatalf("load: %v", err)
+	}
+	want := 0
+	for _, o := range stored {
+		want += len(o.Raw)
+	}
+	if got := e.obs.relistBytes(); got != want || want == 0 {
+		t.Errorf("relist bytes: got %d, want %d (the stored JSON of %d objects)", got, want, len(stored))
 	}
 }

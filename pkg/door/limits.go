@@ -47,6 +47,9 @@ type LimiterConfig struct {
 	NodeName string
 	Clock    clock.WithDelayedExecution
 	Logger   *slog.Logger
+	// Unauthenticated, when set, is called for every request answered
+	// 401 (for the metrics); it must not block.
+	Unauthenticated func()
 }
 
 // Limiter enforces Limits once the caller is known, in the spirit of API
@@ -59,6 +62,9 @@ type Limiter struct {
 	nodeName string
 	clock    clock.WithDelayedExecution
 	refusals *refusalLog
+	// unauthenticated is LimiterConfig.Unauthenticated, never nil.
+	// Immutable.
+	unauthenticated func()
 	// handshakes holds a token per TLS handshake in progress.
 	handshakes chan struct{}
 
@@ -80,7 +86,10 @@ func NewLimiter(l Limits, cfg LimiterConfig) *Limiter {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	return &Limiter{limits: l, nodeName: cfg.NodeName, clock: cfg.Clock,
+	if cfg.Unauthenticated == nil {
+		cfg.Unauthenticated = func() {}
+	}
+	return &Limiter{limits: l, nodeName: cfg.NodeName, clock: cfg.Clock, unauthenticated: cfg.Unauthenticated,
 		refusals: newRefusalLog(cfg.Clock, cfg.Logger), handshakes: make(chan struct{}, handshakeSlots()),
 		watches: map[string]int{}, shares: map[string]int{}, connSources: map[string]int{}}
 }

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -339,5 +340,33 @@ func TestOneTokenCostsOneReviewOfItsBudget(t *testing.T) {
 		if code := <-codes; code != http.StatusUnauthorized {
 			t.Fatalf("one forged token sent %d times at once: got %d, want 401 (one review, shared)", sends, code)
 		}
+	}
+}
+
+// Every 401 is reported to LimiterConfig.Unauthenticated; an anonymous
+// health check is not a failed authentication.
+func TestUnauthenticatedIsReported(t *testing.T) {
+	var failed atomic.Int32
+	lim := NewLimiter(Limits{}, LimiterConfig{Unauthenticated: func() { failed.Add(1) }})
+	h := Secure(http.NotFoundHandler(), SecureConfig{Authenticator: NewAuthenticator(AuthenticatorConfig{}), Limiter: lim,
+		Operations: http.NotFoundHandler()})
+	for _, tc := range []struct {
+		path string
+		code int
+	}{
+		{"/api/v1/pods", http.StatusUnauthorized},
+		{"/livez", http.StatusNotFound},
+		{"/metrics", http.StatusUnauthorized},
+		{"/api/v1/namespaces/a/secrets/s", http.StatusUnauthorized},
+	} {
+		r := httptest.NewRequest("GET", "https://127.0.0.1"+tc.path, nil)
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, r)
+		if w.Code != tc.code {
+			t.Fatalf("%s: got %d, want %d", tc.path, w.Code, tc.code)
+		}
+	}
+	if got := failed.Load(); got != 3 {
+		t.Errorf("failed authentications reported: got %d, want 3", got)
 	}
 }

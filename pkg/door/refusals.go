@@ -52,6 +52,7 @@ func (r *refusalLog) note(reason string) {
 // with no authenticated request between them.
 func (l *Limiter) unauthorized(w http.ResponseWriter, r *http.Request) {
 	l.refusals.note("unauthenticated request")
+	l.unauthenticated()
 	dc := connFrom(r.Context())
 	switch {
 	case r.ProtoMajor < 2:

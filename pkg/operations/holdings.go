@@ -14,7 +14,7 @@ func (o *View) ObserveHoldings(h *forpods.Holdings) {
 		return
 	}
 	o.holdings = h
-	o.metrics.Registry().MustRegister(h.Collector())
+	o.metrics.MustRegister(h.Collector())
 }
 
 // HeldFor names the service accounts gvr is held for; nil when none.

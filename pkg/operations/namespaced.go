@@ -27,7 +27,7 @@ func (o *View) ObserveNamespaced(ns *forpods.Namespaced) {
 		return
 	}
 	o.namespaced = ns
-	o.metrics.Registry().MustRegister(ns.Collector())
+	o.metrics.MustRegister(ns.Collector())
 }
 
 // namespacedStatus reports each namespaced holding with its staleness

@@ -64,6 +64,9 @@ func (o *Observer) label(key string) string {
 // Relisted counts a relist of key, for reason.
 func (o *Observer) Relisted(key, reason string) { o.m.Relisted(o.label(key), reason) }
 
+// RelistBytes counts the bytes of whole objects a relist of key received.
+func (o *Observer) RelistBytes(key string, n int) { o.m.RelistBytes(o.label(key), n) }
+
 // CloudError records the cloud's error for key.
 func (o *Observer) CloudError(key string, e error) { o.m.CloudError(o.label(key), e) }
 

@@ -6,6 +6,7 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"net/http"
 	"os/exec"
 	"path/filepath"
 	"strconv"
@@ -52,11 +53,12 @@ func mustMetric(t *testing.T, c *framework.Cluster, series string) float64 {
 
 // Series the metrics scenarios read.
 const (
-	seriesLink      = "apiserver_lite_cloud_link_up"
-	seriesStale     = `apiserver_lite_staleness_seconds{resource="configmaps"}`
-	seriesExpired   = `apiserver_lite_relists_total{reason="expired",resource="configmaps"}`
-	seriesRegressed = `apiserver_lite_relists_total{reason="regressed",resource="configmaps"}`
-	seriesWatermark = `apiserver_watch_cache_resource_version{resource="configmaps"}`
+	seriesRelistBytes = `apiserver_lite_relist_bytes_total{resource="configmaps"}`
+	seriesLink        = "apiserver_lite_cloud_link_up"
+	seriesStale       = `apiserver_lite_staleness_seconds{resource="configmaps"}`
+	seriesExpired     = `apiserver_lite_relists_total{reason="expired",resource="configmaps"}`
+	seriesRegressed   = `apiserver_lite_relists_total{reason="regressed",resource="configmaps"}`
+	seriesWatermark   = `apiserver_watch_cache_resource_version{resource="configmaps"}`
 )
 
 // startMetricsEdge starts a cluster and an edge that has synced one
@@ -76,6 +78,33 @@ func startMetricsEdge(t *testing.T, ns string, opts framework.Options) (*framewo
 		t.Errorf("%s present before any 410", seriesExpired)
 	}
 	return c, cms
+}
+
+// TestMetricsNodeSeries reads the series the dashboard and alert rules
+// added from a running edge: the store's size and its file system's room,
+// the state key (the framework gives one), and a request the kubelet's
+// door cannot authenticate, counted under that door.
+func TestMetricsNodeSeries(t *testing.T) {
+	const ns = "ops-node-series"
+	c, _ := startMetricsEdge(t, ns, framework.Options{})
+	if got := mustMetric(t, c, "apiserver_lite_store_bytes"); got <= 0 {
+		t.Errorf("apiserver_lite_store_bytes: got %v, want the store's size", got)
+	}
+	size := mustMetric(t, c, "apiserver_lite_store_filesystem_size_bytes")
+	if avail := mustMetric(t, c, "apiserver_lite_store_filesystem_available_bytes"); avail <= 0 || avail > size {
+		t.Errorf("store file system: got %v available of %v, want some and at most the size", avail, size)
+	}
+	if got := mustMetric(t, c, "apiserver_lite_encryption_key_missing"); got != 0 {
+		t.Errorf("apiserver_lite_encryption_key_missing with a state key: got %v, want 0", got)
+	}
+	const failures = `apiserver_lite_authentication_failures_total{door="loopback"}`
+	before, _ := metricValue(t, c, failures)
+	if code := doorGet(t, c, c.DoorURL+"/api/v1/namespaces/"+ns+"/configmaps", "forged-token", nil); code != http.StatusUnauthorized {
+		t.Fatalf("a forged token on the kubelet's door: got %d, want 401", code)
+	}
+	if got := mustMetric(t, c, failures); got != before+1 {
+		t.Errorf("%s after one 401: got %v, want %v", failures, got, before+1)
+	}
 }
 
 // TestMetricsThroughOutage stops the cloud: /metrics shows the link down
@@ -127,6 +156,7 @@ func TestMetricsCountExpiredRelist(t *testing.T) {
 	}
 	c.CutLink()
 	wmBefore := mustMetric(t, c, watermark)
+	bytesBefore, _ := metricValue(t, c, seriesRelistBytes)
 	createDurConfigMap(ctx, t, cms, "during", "0")
 	waitDurCompacted(ctx, t, cms, cut.ResourceVersion)
 	c.RestoreLink()
@@ -136,6 +166,9 @@ func TestMetricsCountExpiredRelist(t *testing.T) {
 		}
 		if v := mustMetric(t, c, watermark); v <= wmBefore {
 			return "", fmt.Errorf("%s: got %v, want above %v", watermark, v, wmBefore)
+		}
+		if v, _ := metricValue(t, c, seriesRelistBytes); v <= bytesBefore {
+			return "", fmt.Errorf("%s: got %v, want above %v (the relist's objects)", seriesRelistBytes, v, bytesBefore)
 		}
 		return "", nil
 	}); err != nil {

@@ -103,6 +103,12 @@ func (o goneObserver) Relisted(key, reason string) {
 	}
 }
 
+func (o goneObserver) RelistBytes(key string, n int) {
+	if o.next != nil {
+		o.next.RelistBytes(key, n)
+	}
+}
+
 func (o goneObserver) CloudHeard(key string) {
 	if o.next != nil {
 		o.next.CloudHeard(key)

@@ -2,6 +2,7 @@ package metrics
 
 import (
 	"net/http"
+	"slices"
 	"sync"
 	"time"
 
@@ -29,6 +30,11 @@ type ResourceStats struct {
 type Sources struct {
 	Resources func() []ResourceStats // nil means none
 	LinkUp    func() bool            // nil means down
+	// Store is the store's size; nil, or false, means unknown.
+	Store func() (StoreStats, bool)
+	// Sealed says whether the store has a state key; nil means it has
+	// none.
+	Sealed func() bool
 }
 
 // Metrics is the daemon's registry and its push-side metrics. Safe for
@@ -41,14 +47,18 @@ type Metrics struct {
 	started time.Time
 
 	relists       *prometheus.CounterVec
+	relistBytes   *prometheus.CounterVec
 	cloudErrors   *prometheus.CounterVec
 	commitSeconds *prometheus.HistogramVec
 	commitErrors  *prometheus.CounterVec
 	eventsApplied *prometheus.CounterVec
 	requests      *prometheus.CounterVec
 	requestSecs   *prometheus.HistogramVec
+	authFailures  *prometheus.CounterVec
 
 	mu sync.Mutex
+	// collectors are every collector on reg, for Describe. Guarded by mu.
+	collectors []prometheus.Collector
 	// heard is when each resource last heard from the cloud. Guarded by mu.
 	heard map[string]time.Time
 	// lastErr is each resource's last sync failure. Guarded by mu.
@@ -86,18 +96,39 @@ func New(c clock.PassiveClock, src Sources) *Metrics {
 		heard: map[string]time.Time{}, lastErr: map[string]ErrorRecord{}, inFlight: map[uint64]time.Time{}}
 	m.newSyncMetrics()
 	m.newRequestMetrics()
-	m.reg.MustRegister(
+	m.MustRegister(
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
-		m.relists, m.cloudErrors, m.commitSeconds, m.commitErrors, m.eventsApplied,
-		m.requests, m.requestSecs,
-		&stateCollector{m: m, src: src},
+		m.relists, m.relistBytes, m.cloudErrors, m.commitSeconds, m.commitErrors, m.eventsApplied,
+		m.requests, m.requestSecs, m.authFailures,
+		&stateCollector{m: m, src: src}, nodeCollector{src: src},
 	)
 	return m
 }
 
-// Registry returns the registry, for tests and extra collectors.
+// Registry returns the registry, for tests.
 func (m *Metrics) Registry() *prometheus.Registry { return m.reg }
+
+// MustRegister adds cs to the registry (panicking as the registry does on
+// a duplicate) and to what Describe describes.
+func (m *Metrics) MustRegister(cs ...prometheus.Collector) {
+	m.reg.MustRegister(cs...)
+	m.mu.Lock()
+	m.collectors = append(m.collectors, cs...)
+	m.mu.Unlock()
+}
+
+// Describe sends the description of every metric registered, including
+// label vectors never observed, which a scrape does not show: the
+// dashboard's and alert rules' test checks their names against it.
+func (m *Metrics) Describe(ch chan<- *prometheus.Desc) {
+	m.mu.Lock()
+	cs := slices.Clone(m.collectors)
+	m.mu.Unlock()
+	for _, c := range cs {
+		c.Describe(ch)
+	}
+}
 
 // Handler serves the registry in the Prometheus text format.
 func (m *Metrics) Handler() http.Handler {

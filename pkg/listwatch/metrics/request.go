@@ -39,6 +39,16 @@ func (m *Metrics) newRequestMetrics() {
 		Help:    "Local API request latency, by verb, resource and door (a watch lasts its whole stream).",
 		Buckets: requestBuckets,
 	}, []string{"verb", "resource", "door"})
+	m.authFailures = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "apiserver_lite_authentication_failures_total",
+		Help: "Requests answered 401 because their caller could not be authenticated, by door.",
+	}, []string{"door"})
+}
+
+// AuthFailed counts a request at door whose caller could not be
+// authenticated.
+func (m *Metrics) AuthFailed(door string) {
+	m.authFailures.WithLabelValues(door).Inc()
 }
 
 // reqLabelsKey carries a request's labels from Instrument to promhttp.

@@ -25,6 +25,10 @@ func (m *Metrics) newSyncMetrics() {
 		Name: "apiserver_lite_relists_total",
 		Help: "Full lists of a resource from the cloud, by reason (initial, expired, regressed).",
 	}, []string{"resource", "reason"})
+	m.relistBytes = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "apiserver_lite_relist_bytes_total",
+		Help: "Bytes of whole objects received from the cloud by relists (their JSON as stored; a lean relist counts only the objects it fetched).",
+	}, []string{"resource"})
 	m.cloudErrors = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "apiserver_lite_cloud_errors_total",
 		Help: "Failed sync attempts against the cloud, by HTTP code or \"transport\".",
@@ -47,6 +51,12 @@ func (m *Metrics) newSyncMetrics() {
 // Relisted counts a relist (cloudsync.Observer).
 func (m *Metrics) Relisted(resource, reason string) {
 	m.relists.WithLabelValues(resource, reason).Inc()
+}
+
+// RelistBytes counts n bytes of whole objects a relist received
+// (cloudsync.Observer).
+func (m *Metrics) RelistBytes(resource string, n int) {
+	m.relistBytes.WithLabelValues(resource).Add(float64(n))
 }
 
 // CloudError counts a failed sync attempt and keeps it as the resource's
