@@ -20,6 +20,7 @@ import (
 	"github.com/apiserver-lite/apiserver-lite/pkg/metastore"
 	"github.com/apiserver-lite/apiserver-lite/pkg/offline"
 	"github.com/apiserver-lite/apiserver-lite/pkg/operations"
+	"github.com/apiserver-lite/apiserver-lite/pkg/pool"
 	"github.com/apiserver-lite/apiserver-lite/pkg/startup"
 	"github.com/apiserver-lite/apiserver-lite/pkg/versioncache"
 )
@@ -52,6 +53,7 @@ type wiring struct {
 	held    *forpods.Holdings
 	nsHeld  *forpods.Namespaced
 	version *cloudsync.VersionKeeper
+	elect   *pool.Elector
 
 	// set by openAPI
 	verifier *satoken.Verifier
@@ -116,6 +118,10 @@ func (w *wiring) newLoops(ctx context.Context) error {
 		return err
 	}
 	w.ops.ObserveNamespaced(w.nsHeld)
+	if w.elect, err = newElection(w.cfg, poolDeps{cloud: w.cloud, conns: w.conns,
+		pods: holding.NodePods(w.res, w.caches), log: w.log}); err != nil {
+		return err
+	}
 	w.version, err = newVersionKeeper(ctx, clients, w.store, w.log)
 	return err
 }
@@ -158,7 +164,7 @@ func (w *wiring) run(ctx context.Context, doors *doorSet) error {
 	gate := holding.NewGate(w.scopeChecker, w.log)
 	runs := []func(context.Context) error{gate.Run, w.version.Run, w.link.Run,
 		atrest.StoredPruner(w.store, w.tokens, w.ops.Clock(), w.cfg.OfflineAuthzGrace, w.log)}
-	for _, r := range append(syncRunners(w.syncers), w.demand, runnerOf(w.held), nsRunnerOf(w.nsHeld)) {
+	for _, r := range append(syncRunners(w.syncers), w.demand, runnerOf(w.held), nsRunnerOf(w.nsHeld), electionRunner(w.elect)) {
 		if r != nil {
 			runs = append(runs, gate.Hold(r))
 		}

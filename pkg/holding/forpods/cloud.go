@@ -63,7 +63,7 @@ type SyncDeps struct {
 // through the same path as every other resource, on the holding's tokens.
 func CloudSync(d SyncDeps) Syncer {
 	return func(ctx context.Context, h Held, tokens oauth2.TokenSource) error {
-		cfg := tokenConfig(d.Cloud, d.Conns, tokens)
+		cfg := TokenConfig(d.Cloud, d.Conns, tokens)
 		raw, err := cloudsync.NewRawClient(cfg)
 		if err != nil {
 			return err
@@ -79,11 +79,11 @@ func CloudSync(d SyncDeps) Syncer {
 	}
 }
 
-// tokenConfig is cloud's address and CA with tokens as the only
+// TokenConfig is cloud's address and CA with tokens as the only
 // credential: a client certificate would win over the token at the cloud.
 // A source that can be told of refusals (syncTokens) is told of every 401
 // or 403 to a request on one of its tokens, and reset.
-func tokenConfig(cloud *rest.Config, conns *link.Conns, tokens oauth2.TokenSource) *rest.Config {
+func TokenConfig(cloud *rest.Config, conns *link.Conns, tokens oauth2.TokenSource) *rest.Config {
 	cfg := rest.AnonymousClientConfig(cloud)
 	if r, ok := tokens.(refusable); ok {
 		cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper { return &refusalWatch{next: rt, tokens: r} })
