@@ -145,7 +145,7 @@ func (w *wiring) openAPI(ctx context.Context) (*doorSet, error) {
 	doors, err := openDoors(w.cfg, doorDeps{handler: func(door string) http.Handler { return w.ops.Handler(api, door) },
 		cloud: w.cloud, caches: served, res: w.res, store: w.store, link: w.link, log: w.log,
 		clusterScope: w.scope == holding.ScopeCluster, keySealer: w.st.sealer, holdings: allHoldings(w.held, w.nsHeld),
-		alsoHeld: w.nsHeld.Holds, local: localVerifier(w.verifier)})
+		alsoHeld: w.nsHeld.Holds, local: localVerifier(w.verifier), pool: poolDoorConfig(w)})
 	if err != nil {
 		return nil, err
 	}
