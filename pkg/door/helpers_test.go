@@ -27,9 +27,9 @@ type fakeCloud struct {
 	mu     sync.Mutex
 	tokens map[string]authenticationv1.UserInfo // guarded by mu
 	// audiences are the status.audiences of every authenticated review.
-	audiences    []string // guarded by mu
-	allow        func(authorizationv1.SubjectAccessReviewSpec) bool
-	lastSAR      authorizationv1.SubjectAccessReviewSpec // guarded by mu
+	audiences []string // guarded by mu
+	allow     func(authorizationv1.SubjectAccessReviewSpec) bool
+	lastSAR   authorizationv1.SubjectAccessReviewSpec // guarded by mu
 	// reviewedFor are the spec.audiences of the last TokenReview.
 	reviewedFor  []string // guarded by mu
 	tokenReviews atomic.Int32

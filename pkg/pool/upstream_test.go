@@ -124,7 +124,6 @@ func expectClosed(t *testing.T, w watch.Interface) {
 	}
 }
 
-
 func TestUpstreamWatch(t *testing.T) {
 	t.Run("the leader serves, events pass", func(t *testing.T) {
 		r := newRig()
