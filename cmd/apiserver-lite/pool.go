@@ -6,17 +6,22 @@ import (
 	"log/slog"
 	"net"
 	"net/netip"
+	"os"
 	"time"
 
+	"github.com/apiserver-lite/apiserver-lite/pkg/cloudsync"
 	"github.com/apiserver-lite/apiserver-lite/pkg/cloudsync/link"
 	"github.com/apiserver-lite/apiserver-lite/pkg/door"
 	"github.com/apiserver-lite/apiserver-lite/pkg/holding/forpods"
+	"github.com/apiserver-lite/apiserver-lite/pkg/operations"
 	"github.com/apiserver-lite/apiserver-lite/pkg/pool"
 	"github.com/apiserver-lite/apiserver-lite/pkg/versioncache"
 	"github.com/spf13/pflag"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/transport"
 	"k8s.io/utils/clock"
 )
 
@@ -108,6 +113,61 @@ func newElection(cfg config, d poolDeps) (*pool.Elector, error) {
 	}
 	return pool.New(pool.Config{Pool: cfg.Pool, Namespace: cfg.PoolNamespace, Leases: cs.CoordinationV1(), Logger: d.log,
 		Self: pool.Holder{Node: cfg.NodeName, Address: cfg.PoolListenAddress}})
+}
+
+// newFollower reads the pool-wide resources held for the node's pods from
+// e's leader; nil without a pool.
+func newFollower(cfg config, cloud *rest.Config, e *pool.Elector, log *slog.Logger) (*pool.Follower, *pool.Stats, error) {
+	if e == nil {
+		return nil, nil, nil
+	}
+	ca := cloud.TLSClientConfig.CAData
+	if len(ca) == 0 && cloud.TLSClientConfig.CAFile != "" {
+		var err error
+		if ca, err = os.ReadFile(cloud.TLSClientConfig.CAFile); err != nil {
+			return nil, nil, fmt.Errorf("pool: the cluster CA: %w", err)
+		}
+	}
+	mint, err := forpods.NodeMinterFor(cloud, []string{cfg.PoolAudience})
+	if err != nil {
+		return nil, nil, err
+	}
+	stats := pool.NewStats()
+	return pool.NewFollower(pool.FollowerConfig{Elector: e, CA: ca, Stats: stats, Logger: log, Clock: clock.RealClock{},
+		Mint: func(ctx context.Context, p pool.Pod) (string, time.Time, error) { return mint(ctx, door.Pod(p)) }}), stats, nil
+}
+
+// poolSyncDeps makes deps's holdings for pods read from f's leader, with
+// their cloud bytes counted in stats; deps unchanged without a pool.
+func poolSyncDeps(deps forpods.SyncDeps, f *pool.Follower, stats *pool.Stats) forpods.SyncDeps {
+	if f == nil {
+		return deps
+	}
+	deps.Wrap = func(r cloudsync.Resource) transport.WrapperFunc { return stats.CountBytes(r.Key(), pool.UpstreamCloud) }
+	deps.Pool = func(r cloudsync.Resource, cloud cache.ListerWatcherWithContext, id func() (door.Pod, bool)) cache.ListerWatcherWithContext {
+		return f.ForPods(r, cloud, func() (pool.Pod, bool) { p, ok := id(); return pool.Pod(p), ok })
+	}
+	return deps
+}
+
+// observePool shows the pool in ops: its metrics, and a /readyz?verbose
+// line per resource held for pods (its upstream and bytes); nothing
+// without a pool.
+func observePool(ops *operations.View, e *pool.Elector, stats *pool.Stats, res []cloudsync.Resource) {
+	if e == nil {
+		return
+	}
+	ops.Metrics().Registry().MustRegister(pool.Collector(e, stats))
+	for _, r := range res {
+		if !r.ForPods {
+			continue
+		}
+		key := r.Key()
+		ops.AddNote(func() (string, string, bool) {
+			info, ok := stats.Describe(key)
+			return "pool:" + key, info, ok
+		})
+	}
 }
 
 // electionRunner is e's Run, or nil.

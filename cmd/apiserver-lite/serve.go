@@ -54,6 +54,8 @@ type wiring struct {
 	nsHeld  *forpods.Namespaced
 	version *cloudsync.VersionKeeper
 	elect   *pool.Elector
+	// poolStats are the pool-wide resources' upstreams; nil without a pool.
+	poolStats *pool.Stats
 
 	// set by openAPI
 	verifier *satoken.Verifier
@@ -108,8 +110,17 @@ func (w *wiring) newLoops(ctx context.Context) error {
 	if w.demand, err = newDemand(clients, w.res, w.caches, w.store, w.link, w.log); err != nil {
 		return err
 	}
+	if w.elect, err = newElection(w.cfg, poolDeps{cloud: w.cloud, conns: w.conns,
+		pods: holding.NodePods(w.res, w.caches), log: w.log}); err != nil {
+		return err
+	}
 	deps := holdingsDeps{cloud: w.cloud, conns: w.conns, cl: clients, store: w.store, link: w.link,
 		obs: obs, log: w.log, res: w.res, caches: w.caches}
+	if deps.pool, w.poolStats, err = newFollower(w.cfg, w.cloud, w.elect, w.log); err != nil {
+		return err
+	}
+	deps.poolStats = w.poolStats
+	observePool(w.ops, w.elect, w.poolStats, w.res)
 	if w.held, err = newHoldings(w.cfg, deps); err != nil {
 		return err
 	}
@@ -118,10 +129,6 @@ func (w *wiring) newLoops(ctx context.Context) error {
 		return err
 	}
 	w.ops.ObserveNamespaced(w.nsHeld)
-	if w.elect, err = newElection(w.cfg, poolDeps{cloud: w.cloud, conns: w.conns,
-		pods: holding.NodePods(w.res, w.caches), log: w.log}); err != nil {
-		return err
-	}
 	w.version, err = newVersionKeeper(ctx, clients, w.store, w.log)
 	return err
 }
