@@ -104,7 +104,12 @@ func (d SyncDeps) upstream(r cloudsync.Resource, cloud cache.ListerWatcherWithCo
 	if d.Pool == nil || !ok {
 		return cloud
 	}
-	return d.Pool(r, cloud, id.Identity)
+	return d.Pool(r, cloud, func() (door.Pod, bool) {
+		if _, err := tokens.Token(); err != nil { // the owner is chosen when its token is minted
+			return door.Pod{}, false
+		}
+		return id.Identity()
+	})
 }
 
 // TokenConfig is cloud's address and CA with tokens as the only
