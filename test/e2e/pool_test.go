@@ -34,7 +34,10 @@ const (
 	churnEvery     = 150 * time.Millisecond
 	churnFor       = 12 * time.Second
 	churnKillAfter = 4 * time.Second
-	proxyUser      = "system:serviceaccount:kube-system:kube-proxy"
+	// failoverBound is how late a follower may see a change made after
+	// the leader was killed: it moves to the cloud or a new leader within.
+	failoverBound = 10 * time.Second
+	proxyUser     = "system:serviceaccount:kube-system:kube-proxy"
 )
 
 // TestPool runs a pool of three daemons on node credentials, each with a
@@ -80,8 +83,11 @@ func TestPool(t *testing.T) {
 	}
 	killed, updates := churnAndKill(t, c, leader)
 	for i, f := range followers {
-		if err := seen[i].waitAll(updates, 30*time.Second); err != nil {
+		if err := seen[i].waitAll(updates, failoverBound); err != nil {
 			t.Errorf("%s's kube-proxy: %v", f.node.Name, err)
+		}
+		if late := seen[i].latest(updates, killed); late > failoverBound {
+			t.Errorf("%s's kube-proxy saw a change made after the leader was killed %s late, want within %s", f.node.Name, late, failoverBound)
 		}
 	}
 	newLeader, _ := waitPoolLeader(t, followers, leader)
@@ -178,8 +184,9 @@ func checkPoolDoor(t *testing.T, c *framework.Cluster, leader, follower *poolMem
 // rvRecorder keeps the resourceVersions of the churned slice a watcher
 // saw.
 type rvRecorder struct {
-	mu  sync.Mutex
-	rvs map[string]bool // guarded by mu
+	mu sync.Mutex
+	// rvs are when each resourceVersion was seen. Guarded by mu.
+	rvs map[string]time.Time
 }
 
 // watchThrough watches EndpointSlices through f's door as its kube-proxy.
@@ -198,12 +205,12 @@ func watchThrough(t *testing.T, f *poolMember) *rvRecorder {
 		t.Fatalf("watch through %s: %v", f.node.Name, err)
 	}
 	t.Cleanup(w.Stop)
-	r := &rvRecorder{rvs: map[string]bool{}}
+	r := &rvRecorder{rvs: map[string]time.Time{}}
 	go func() {
 		for ev := range w.ResultChan() {
 			if s, ok := ev.Object.(*discoveryv1.EndpointSlice); ok && ev.Type == watch.Modified && s.Name == poolSlice {
 				r.mu.Lock()
-				r.rvs[s.ResourceVersion] = true
+				r.rvs[s.ResourceVersion] = time.Now()
 				r.mu.Unlock()
 			}
 		}
@@ -211,15 +218,28 @@ func watchThrough(t *testing.T, f *poolMember) *rvRecorder {
 	return r
 }
 
-// waitAll waits until every resourceVersion of want was seen.
-func (r *rvRecorder) waitAll(want []string, timeout time.Duration) error {
+// latest is the longest a change made after since took to be seen.
+func (r *rvRecorder) latest(updates []update, since time.Time) time.Duration {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var worst time.Duration
+	for _, u := range updates {
+		if at, ok := r.rvs[u.rv]; ok && u.at.After(since) && at.Sub(u.at) > worst {
+			worst = at.Sub(u.at)
+		}
+	}
+	return worst
+}
+
+// waitAll waits until every update's resourceVersion was seen.
+func (r *rvRecorder) waitAll(want []update, timeout time.Duration) error {
 	deadline := time.Now().Add(timeout)
 	for {
 		r.mu.Lock()
 		var missing []string
-		for _, rv := range want {
-			if !r.rvs[rv] {
-				missing = append(missing, rv)
+		for _, u := range want {
+			if _, ok := r.rvs[u.rv]; !ok {
+				missing = append(missing, u.rv)
 			}
 		}
 		r.mu.Unlock()
@@ -233,19 +253,26 @@ func (r *rvRecorder) waitAll(want []string, timeout time.Duration) error {
 	}
 }
 
+// update is one change of the churned slice: its resourceVersion and when
+// the cloud answered it.
+type update struct {
+	rv string
+	at time.Time
+}
+
 // churnAndKill updates the slice every churnEvery for churnFor and kills
 // the leader churnKillAfter in; it returns when it killed it and every
-// update's resourceVersion.
-func churnAndKill(t *testing.T, c *framework.Cluster, leader *poolMember) (time.Time, []string) {
+// update.
+func churnAndKill(t *testing.T, c *framework.Cluster, leader *poolMember) (time.Time, []update) {
 	t.Helper()
 	slices_ := c.Admin.DiscoveryV1().EndpointSlices(poolSliceNS)
-	var rvs []string
+	var rvs []update
 	var killed time.Time
 	start := time.Now()
 	for i := 0; time.Since(start) < churnFor; i++ {
 		if killed.IsZero() && time.Since(start) >= churnKillAfter {
+			killed = time.Now() // before: the followers leave it as it dies
 			leader.node.Kill()
-			killed = time.Now()
 		}
 		s, err := slices_.Get(t.Context(), poolSlice, metav1.GetOptions{})
 		if err != nil {
@@ -255,7 +282,7 @@ func churnAndKill(t *testing.T, c *framework.Cluster, leader *poolMember) (time.
 		if s, err = slices_.Update(t.Context(), s, metav1.UpdateOptions{}); err != nil {
 			t.Fatal(err)
 		}
-		rvs = append(rvs, s.ResourceVersion)
+		rvs = append(rvs, update{rv: s.ResourceVersion, at: time.Now()})
 		time.Sleep(churnEvery)
 	}
 	return killed, rvs
