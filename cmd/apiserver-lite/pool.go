@@ -12,6 +12,7 @@ import (
 	"github.com/apiserver-lite/apiserver-lite/pkg/cloudsync"
 	"github.com/apiserver-lite/apiserver-lite/pkg/cloudsync/link"
 	"github.com/apiserver-lite/apiserver-lite/pkg/door"
+	"github.com/apiserver-lite/apiserver-lite/pkg/holding"
 	"github.com/apiserver-lite/apiserver-lite/pkg/holding/forpods"
 	"github.com/apiserver-lite/apiserver-lite/pkg/operations"
 	"github.com/apiserver-lite/apiserver-lite/pkg/pool"
@@ -132,9 +133,26 @@ func newFollower(cfg config, cloud *rest.Config, e *pool.Elector, log *slog.Logg
 	if err != nil {
 		return nil, nil, err
 	}
+	nodeTLS, err := rest.TLSConfigFor(cloud)
+	if err != nil {
+		return nil, nil, fmt.Errorf("pool: the node's certificate: %w", err)
+	}
 	stats := pool.NewStats()
-	return pool.NewFollower(pool.FollowerConfig{Elector: e, CA: ca, Stats: stats, Logger: log, Clock: clock.RealClock{},
+	return pool.NewFollower(pool.FollowerConfig{Elector: e, CA: ca, Stats: stats, Logger: log, Clock: clock.RealClock{}, NodeTLS: nodeTLS,
 		Mint: func(ctx context.Context, p pool.Pod) (string, time.Time, error) { return mint(ctx, door.Pod(p)) }}), stats, nil
+}
+
+// poolUpstream is the upstream of what the node syncs on its own
+// credentials: the leader's pool door for the pool-wide resources
+// (services held whole), the cloud for the rest and without a pool.
+func poolUpstream(f *pool.Follower, res []cloudsync.Resource) func(cloudsync.Resource, cache.ListerWatcherWithContext) cache.ListerWatcherWithContext {
+	whole := holding.PoolWide(res, nil)
+	return func(r cloudsync.Resource, cloud cache.ListerWatcherWithContext) cache.ListerWatcherWithContext {
+		if f == nil || r.ForPods || !whole(r.GVR) {
+			return cloud
+		}
+		return f.Node(r, cloud)
+	}
 }
 
 // poolSyncDeps makes deps's holdings for pods read from f's leader, with

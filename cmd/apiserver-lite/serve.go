@@ -54,8 +54,10 @@ type wiring struct {
 	nsHeld  *forpods.Namespaced
 	version *cloudsync.VersionKeeper
 	elect   *pool.Elector
-	// poolStats are the pool-wide resources' upstreams; nil without a pool.
+	// poolStats are the pool-wide resources' upstreams, and follower reads
+	// them from the pool's leader; nil without a pool.
 	poolStats *pool.Stats
+	follower  *pool.Follower
 
 	// set by openAPI
 	verifier *satoken.Verifier
@@ -106,21 +108,15 @@ func (w *wiring) newLoops(ctx context.Context) error {
 		return err
 	}
 	obs := operations.NewObserver(w.ops.Metrics(), w.res)
-	w.syncers = newSyncers(clients, w.res, w.caches, obs, w.store, w.link, w.log)
+	if err := w.newPool(); err != nil {
+		return err
+	}
+	w.syncers = newSyncers(clients, w.res, w.caches, obs, w.store, w.link, w.log, poolUpstream(w.follower, w.res))
 	if w.demand, err = newDemand(clients, w.res, w.caches, w.store, w.link, w.log); err != nil {
 		return err
 	}
-	if w.elect, err = newElection(w.cfg, poolDeps{cloud: w.cloud, conns: w.conns,
-		pods: holding.NodePods(w.res, w.caches), log: w.log}); err != nil {
-		return err
-	}
 	deps := holdingsDeps{cloud: w.cloud, conns: w.conns, cl: clients, store: w.store, link: w.link,
-		obs: obs, log: w.log, res: w.res, caches: w.caches}
-	if deps.pool, w.poolStats, err = newFollower(w.cfg, w.cloud, w.elect, w.log); err != nil {
-		return err
-	}
-	deps.poolStats = w.poolStats
-	observePool(w.ops, w.elect, w.poolStats, w.res)
+		obs: obs, log: w.log, res: w.res, caches: w.caches, pool: w.follower, poolStats: w.poolStats}
 	if w.held, err = newHoldings(w.cfg, deps); err != nil {
 		return err
 	}
@@ -131,6 +127,21 @@ func (w *wiring) newLoops(ctx context.Context) error {
 	w.ops.ObserveNamespaced(w.nsHeld)
 	w.version, err = newVersionKeeper(ctx, clients, w.store, w.log)
 	return err
+}
+
+// newPool builds the pool's election and the follower of its leader, and
+// shows them in the metrics and health; nothing without a pool.
+func (w *wiring) newPool() error {
+	var err error
+	if w.elect, err = newElection(w.cfg, poolDeps{cloud: w.cloud, conns: w.conns,
+		pods: holding.NodePods(w.res, w.caches), log: w.log}); err != nil {
+		return err
+	}
+	if w.follower, w.poolStats, err = newFollower(w.cfg, w.cloud, w.elect, w.log); err != nil {
+		return err
+	}
+	observePool(w.ops, w.elect, w.poolStats, w.res)
+	return nil
 }
 
 // openAPI builds the local API, the stored answers in front of it and the

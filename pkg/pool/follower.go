@@ -1,6 +1,8 @@
 package pool
 
 import (
+	"crypto/tls"
+	"errors"
 	"io"
 	"log/slog"
 	"net/http"
@@ -21,10 +23,13 @@ type FollowerConfig struct {
 	CA []byte
 	// Mint requests a token for the pool audience, bound to one of this
 	// node's pods: what the follower presents at the leader.
-	Mint   Minter
-	Stats  *Stats
-	Clock  clock.PassiveClock
-	Logger *slog.Logger
+	Mint Minter
+	// NodeTLS holds the node's client certificate: the follower's
+	// identity at the leader for what it syncs on node credentials.
+	NodeTLS *tls.Config
+	Stats   *Stats
+	Clock   clock.Clock
+	Logger  *slog.Logger
 }
 
 // Follower builds the upstreams of a member's pool-wide resources.
@@ -32,8 +37,9 @@ type Follower struct {
 	cfg FollowerConfig
 
 	mu sync.Mutex
-	// transports are the connections to each leader seen. Guarded by mu.
-	transports map[Holder]*http.Transport
+	// transports are the connections to each leader seen, with a node
+	// certificate or not. Guarded by mu.
+	transports map[transportKey]*http.Transport
 	// tokens are the pool-audience tokens of each owner pod, by UID.
 	// Guarded by mu.
 	tokens map[string]transport.ResettableTokenSource
@@ -44,24 +50,57 @@ func NewFollower(cfg FollowerConfig) *Follower {
 	if cfg.Clock == nil {
 		cfg.Clock = clock.RealClock{}
 	}
-	return &Follower{cfg: cfg, transports: map[Holder]*http.Transport{}, tokens: map[string]transport.ResettableTokenSource{}}
+	return &Follower{cfg: cfg, transports: map[transportKey]*http.Transport{}, tokens: map[string]transport.ResettableTokenSource{}}
+}
+
+// transportKey is one connection to a leader: as the node (its
+// certificate) or for tokens.
+type transportKey struct {
+	leader Holder
+	asNode bool
+}
+
+// Node is the upstream of r, synced on the node's credentials: the
+// leader's pool door on the node's certificate, else the cloud's.
+func (f *Follower) Node(r cloudsync.Resource, cloud cache.ListerWatcherWithContext) cache.ListerWatcherWithContext {
+	return f.upstream(r, cloud, func(h Holder) (Source, error) {
+		rt, err := f.transport(transportKey{leader: h, asNode: true})
+		if err != nil {
+			return Source{}, err
+		}
+		return f.sourceOver(r, h, rt)
+	})
 }
 
 // ForPods is the upstream of r, held for this node's pods: the leader's
 // pool door on a pool-audience token bound to the owner pod the sync runs
 // as now (identity), else the cloud's.
 func (f *Follower) ForPods(r cloudsync.Resource, cloud cache.ListerWatcherWithContext, identity func() (Pod, bool)) cache.ListerWatcherWithContext {
+	return f.upstream(r, cloud, func(h Holder) (Source, error) {
+		pod, ok := identity()
+		if !ok {
+			return Source{}, errNoOwner
+		}
+		rt, err := f.transport(transportKey{leader: h})
+		if err != nil {
+			return Source{}, err
+		}
+		return f.sourceOver(r, h, transport.ResettableTokenSourceWrapTransport(f.tokensOf(pod))(rt))
+	})
+}
+
+// errNoOwner means a holding for pods has no owner to read as yet.
+var errNoOwner = errors.New("no owner pod to read as")
+
+// upstream is r's Upstream whose leader source is at.
+func (f *Follower) upstream(r cloudsync.Resource, cloud cache.ListerWatcherWithContext, at func(Holder) (Source, error)) *Upstream {
 	return NewUpstream(UpstreamConfig{Resource: r.Key(), Cloud: cloud, Stats: f.cfg.Stats, Clock: f.cfg.Clock, Logger: f.cfg.Logger,
 		Leader: func() (Source, <-chan struct{}, bool) {
 			h, ok, self, changed := f.cfg.Elector.Leader()
 			if !ok || self {
 				return Source{}, changed, false
 			}
-			pod, ok := identity()
-			if !ok {
-				return Source{}, changed, false
-			}
-			src, err := f.source(r, h, pod)
+			src, err := at(h)
 			if err != nil {
 				f.cfg.Logger.Warn("cannot read the pool's leader; reading the cloud", "resource", r.Key(), "leader", h.Node, "err", err)
 				return Source{}, changed, false
@@ -70,16 +109,11 @@ func (f *Follower) ForPods(r cloudsync.Resource, cloud cache.ListerWatcherWithCo
 		}})
 }
 
-// source is r at leader h's pool door, on pod's pool-audience token.
-func (f *Follower) source(r cloudsync.Resource, h Holder, pod Pod) (Source, error) {
-	rt, tokens, err := f.connection(h, pod)
-	if err != nil {
-		return Source{}, err
-	}
+// sourceOver is r at leader h's pool door over rt, its bytes counted.
+func (f *Follower) sourceOver(r cloudsync.Resource, h Holder, rt http.RoundTripper) (Source, error) {
 	name := "pool:" + h.Node
 	cfg := LeaderConfig(h, rt)
 	cfg.Wrap(f.cfg.Stats.CountBytes(r.Key(), name))
-	cfg.Wrap(transport.ResettableTokenSourceWrapTransport(tokens))
 	raw, err := cloudsync.NewRawClient(cfg)
 	if err != nil {
 		return Source{}, err
@@ -87,30 +121,42 @@ func (f *Follower) source(r cloudsync.Resource, h Holder, pod Pod) (Source, erro
 	return Source{Name: name, LW: raw.ListerWatcher(r)}, nil
 }
 
-// connection is leader h's transport and pod's pool-audience tokens,
-// each made once; a new leader's transport closes the old ones' idle
-// connections.
-func (f *Follower) connection(h Holder, pod Pod) (http.RoundTripper, transport.ResettableTokenSource, error) {
+// transport is the connection k, made once; a new leader's closes the
+// old ones' idle connections.
+func (f *Follower) transport(k transportKey) (*http.Transport, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	rt, ok := f.transports[h]
-	if !ok {
-		var err error
-		if rt, err = LeaderTransport(h, f.cfg.CA); err != nil {
-			return nil, nil, err
-		}
-		for old, t := range f.transports {
+	if rt, ok := f.transports[k]; ok {
+		return rt, nil
+	}
+	var client *tls.Config
+	if k.asNode {
+		client = f.cfg.NodeTLS
+	}
+	rt, err := LeaderTransport(k.leader, f.cfg.CA, client)
+	if err != nil {
+		return nil, err
+	}
+	for old, t := range f.transports {
+		if old.leader != k.leader {
 			t.CloseIdleConnections()
 			delete(f.transports, old)
 		}
-		f.transports[h] = rt
 	}
+	f.transports[k] = rt
+	return rt, nil
+}
+
+// tokensOf are pod's pool-audience tokens, made once.
+func (f *Follower) tokensOf(pod Pod) transport.ResettableTokenSource {
+	f.mu.Lock()
+	defer f.mu.Unlock()
 	ts, ok := f.tokens[pod.UID]
 	if !ok {
 		ts = Tokens(func() (Pod, bool) { return pod, true }, f.cfg.Mint, f.cfg.Clock)
 		f.tokens[pod.UID] = ts
 	}
-	return rt, ts, nil
+	return ts
 }
 
 // CountBytes wraps a transport so the bytes of every response body read

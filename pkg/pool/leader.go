@@ -40,9 +40,10 @@ var ErrNotTheLeader = errors.New("the pool door's certificate is not the leader'
 // against the cluster CA (caPEM) for h's address, with a certificate whose
 // subject is h's node (system:node:<node> in system:nodes), and HTTP/2
 // pings so a silent leader ends the watches within PingEvery+PingTimeout.
-// It carries no client certificate: a follower's identity at the door is
-// the token its caller adds.
-func LeaderTransport(h Holder, caPEM []byte) (*http.Transport, error) {
+// With client, the follower's node certificate (client's Certificates or
+// GetClientCertificate) is its identity at the door; without, the token
+// its caller adds is.
+func LeaderTransport(h Holder, caPEM []byte, client *tls.Config) (*http.Transport, error) {
 	if err := h.Validate(); err != nil {
 		return nil, err
 	}
@@ -52,6 +53,9 @@ func LeaderTransport(h Holder, caPEM []byte) (*http.Transport, error) {
 	}
 	tc := &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12, NextProtos: []string{"h2", "http/1.1"},
 		VerifyConnection: func(cs tls.ConnectionState) error { return checkLeaderCert(cs, h.Node) }}
+	if client != nil {
+		tc.Certificates, tc.GetClientCertificate = client.Certificates, client.GetClientCertificate
+	}
 	t := &http.Transport{TLSClientConfig: tc, ForceAttemptHTTP2: true, TLSHandshakeTimeout: handshakeTimeout,
 		DialContext: (&net.Dialer{Timeout: dialTimeout}).DialContext, Proxy: nil}
 	t2, err := http2.ConfigureTransports(t)

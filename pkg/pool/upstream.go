@@ -41,7 +41,7 @@ type UpstreamConfig struct {
 	// leader to read from (none, or this member leads).
 	Leader func() (src Source, changed <-chan struct{}, ok bool)
 	Stats  *Stats
-	Clock  clock.PassiveClock
+	Clock  clock.Clock
 	Logger *slog.Logger
 }
 
@@ -55,7 +55,9 @@ type Upstream struct {
 	cfg UpstreamConfig
 
 	mu sync.Mutex
-	// cloudUntil is when the leader is asked again. Guarded by mu.
+	// failed is the leader that last could not serve, and cloudUntil when
+	// it is asked again (a new leader is asked at once). Guarded by mu.
+	failed     string
 	cloudUntil time.Time
 	// cloudOnce sends the next call to the cloud: the leader could not
 	// serve a resourceVersion. Guarded by mu.
@@ -72,21 +74,24 @@ func NewUpstream(cfg UpstreamConfig) *Upstream {
 	return &Upstream{cfg: cfg}
 }
 
-// leader is the leader to read from now, if any.
-func (u *Upstream) leader() (Source, <-chan struct{}, bool) {
+// leader is the leader to read from now, if any; a channel closed when
+// the Lease names another (nil when there is no election to watch); and
+// whether there is a leader this call does not read (it could not serve).
+func (u *Upstream) leader() (src Source, changed <-chan struct{}, ok, skipped bool) {
+	src, changed, ok = u.cfg.Leader()
 	u.mu.Lock()
-	once, until := u.cloudOnce, u.cloudUntil
+	defer u.mu.Unlock()
+	once := u.cloudOnce
 	u.cloudOnce = false
-	u.mu.Unlock()
-	if once || u.cfg.Clock.Now().Before(until) {
-		return Source{}, nil, false
+	if ok && (once || (src.Name == u.failed && u.cfg.Clock.Now().Before(u.cloudUntil))) {
+		return Source{}, changed, false, true
 	}
-	return u.cfg.Leader()
+	return src, changed, ok, false
 }
 
 // ListWithContext lists from the leader, else the cloud.
 func (u *Upstream) ListWithContext(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
-	if src, _, ok := u.leader(); ok {
+	if src, _, ok, _ := u.leader(); ok {
 		obj, err := src.LW.ListWithContext(ctx, opts)
 		if err == nil {
 			u.cfg.Stats.use(u.cfg.Resource, src.Name)
@@ -101,18 +106,32 @@ func (u *Upstream) ListWithContext(ctx context.Context, opts metav1.ListOptions)
 
 // WatchWithContext watches the leader, else the cloud, from opts's
 // resourceVersion.
+// A cloud watch ends when the Lease names another leader, or LeaderRetry
+// after it was taken instead of a leader that could not serve, so the
+// syncer resumes at the leader from the resourceVersion it reached; the
+// cloud's errors (its 410) reach the syncer.
 func (u *Upstream) WatchWithContext(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
-	if src, changed, ok := u.leader(); ok {
+	src, changed, ok, skipped := u.leader()
+	if ok {
 		w, err := src.LW.WatchWithContext(ctx, opts)
 		if err == nil {
 			u.cfg.Stats.use(u.cfg.Resource, src.Name)
-			return u.guard(w, src.Name, changed), nil
+			return u.guard(w, src.Name, changed, nil), nil
 		}
 		u.leaderFailed(src.Name, "watch", err)
 		u.nowCloud()
+		skipped = true
 	}
 	u.cfg.Stats.use(u.cfg.Resource, UpstreamCloud)
-	return u.cfg.Cloud.WatchWithContext(ctx, opts)
+	w, err := u.cfg.Cloud.WatchWithContext(ctx, opts)
+	if err != nil || changed == nil {
+		return w, err
+	}
+	var retry <-chan time.Time
+	if skipped {
+		retry = u.cfg.Clock.After(LeaderRetry)
+	}
+	return u.guard(w, UpstreamCloud, changed, retry), nil
 }
 
 // nowCloud spends a pending cloudOnce on the call going to the cloud now:
@@ -130,6 +149,7 @@ func (u *Upstream) nowCloud() {
 func (u *Upstream) leaderFailed(leader, what string, err error) {
 	reason := "unavailable"
 	u.mu.Lock()
+	u.failed = leader
 	switch {
 	case apierrors.IsResourceExpired(err) || apierrors.IsGone(err):
 		reason, u.cloudOnce = "expired", true
@@ -147,11 +167,13 @@ func (u *Upstream) leaderFailed(leader, what string, err error) {
 	}
 }
 
-// guard passes the leader's events on until the leader's stream ends, sends
-// an error (then the syncer's next watch, from the resourceVersion it
-// reached, goes to the cloud: the error is never the syncer's), or the
-// Lease names another leader.
-func (u *Upstream) guard(w watch.Interface, leader string, changed <-chan struct{}) watch.Interface {
+// guard passes an upstream's events on until its stream ends, the Lease
+// names another leader, or retry fires. From the leader (retry nil) an
+// error ends it too and is never the syncer's: the syncer's next watch,
+// from the resourceVersion it reached, goes to the cloud. From the cloud
+// every event passes.
+func (u *Upstream) guard(w watch.Interface, upstream string, changed <-chan struct{}, retry <-chan time.Time) watch.Interface {
+	fromLeader := upstream != UpstreamCloud
 	g := &guarded{inner: w, out: make(chan watch.Event), stop: make(chan struct{})}
 	go func() {
 		defer close(g.out)
@@ -162,12 +184,14 @@ func (u *Upstream) guard(w watch.Interface, leader string, changed <-chan struct
 				return
 			case <-changed:
 				return
+			case <-retry:
+				return
 			case ev, ok := <-w.ResultChan():
 				if !ok {
 					return
 				}
-				if ev.Type == watch.Error {
-					u.leaderFailed(leader, "watch", errorOf(ev.Object))
+				if ev.Type == watch.Error && fromLeader {
+					u.leaderFailed(upstream, "watch", errorOf(ev.Object))
 					return
 				}
 				select {

@@ -63,7 +63,7 @@ func (f *fakeUpstream) fail(err error) {
 
 type rig struct {
 	cloud, leader *fakeUpstream
-	clock         *clocktesting.FakePassiveClock
+	clock         *clocktesting.FakeClock
 	stats         *Stats
 	up            *Upstream
 	mu            sync.Mutex
@@ -73,7 +73,7 @@ type rig struct {
 
 func newRig() *rig {
 	r := &rig{cloud: &fakeUpstream{}, leader: &fakeUpstream{}, hasLeader: true, changed: make(chan struct{}),
-		clock: clocktesting.NewFakePassiveClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)), stats: NewStats()}
+		clock: clocktesting.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)), stats: NewStats()}
 	r.up = NewUpstream(UpstreamConfig{Resource: "discovery.k8s.io/v1/endpointslices", Cloud: r.cloud.lw(), Stats: r.stats,
 		Clock: r.clock, Leader: func() (Source, <-chan struct{}, bool) {
 			r.mu.Lock()
@@ -139,12 +139,38 @@ func TestUpstreamWatch(t *testing.T) {
 			t.Errorf("cloud watched from %v, want no cloud watch", got)
 		}
 	})
-	t.Run("no leader: the cloud", func(t *testing.T) {
+	t.Run("a cloud watch taken instead of the leader ends after LeaderRetry", func(t *testing.T) {
+		r := newRig()
+		r.leader.fail(errors.New("connection refused"))
+		w := r.watch(t, "10")
+		r.leader.fail(nil)
+		r.clock.Step(LeaderRetry)
+		expectClosed(t, w)
+		r.watch(t, "12")
+		if got := r.leader.asked(); len(got) != 2 || got[1] != "12" {
+			t.Errorf("the leader was asked %v, want a second watch from 12", got)
+		}
+	})
+	t.Run("no leader: the cloud, until one is elected", func(t *testing.T) {
 		r := newRig()
 		r.hasLeader = false
-		r.watch(t, "10")
+		w := r.watch(t, "10")
 		if got := r.cloud.asked(); len(got) != 1 || got[0] != "10" {
 			t.Errorf("cloud watched from %v, want [10]", got)
+		}
+		go r.cloud.last.Error(&gone().(*apierrors.StatusError).ErrStatus)
+		if ev := <-w.ResultChan(); ev.Type != watch.Error {
+			t.Errorf("the cloud's error came as %s, want ERROR: only the cloud's 410 relists", ev.Type)
+		}
+		r.mu.Lock()
+		r.hasLeader = true
+		close(r.changed)
+		r.changed = make(chan struct{})
+		r.mu.Unlock()
+		expectClosed(t, w)
+		r.watch(t, "11")
+		if got := r.leader.asked(); len(got) != 1 || got[0] != "11" {
+			t.Errorf("after the election the leader was asked %v, want [11]", got)
 		}
 	})
 	for _, tc := range []struct {
@@ -174,7 +200,7 @@ func TestUpstreamWatch(t *testing.T) {
 			if got := r.leader.asked(); len(got) != wantLeader {
 				t.Fatalf("leader asked %v, want %d watches", got, wantLeader)
 			}
-			r.clock.SetTime(r.clock.Now().Add(LeaderRetry))
+			r.clock.Step(LeaderRetry) // ends the cloud watch taken instead
 			r.watch(t, "14")
 			if got := r.leader.asked(); got[len(got)-1] != "14" {
 				t.Errorf("after LeaderRetry the leader was asked %v, want the last from 14", got)

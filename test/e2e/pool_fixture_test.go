@@ -30,8 +30,10 @@ const (
 	poolAudience = "apiserver-lite-pool"
 	poolSliceNS  = "pool-web"
 	poolSlice    = "web-pool"
-	// slicesKey is the EndpointSlices held for pods, as metrics name them.
-	slicesKey = "discovery.k8s.io/v1/endpointslices?forPods=true"
+	// slicesKey is the EndpointSlices held for pods, as metrics name them;
+	// servicesKey the services node scope syncs on the node's credentials.
+	slicesKey   = "discovery.k8s.io/v1/endpointslices?forPods=true"
+	servicesKey = "/v1/services"
 )
 
 // poolMember is one node of the pool: its daemon, pool door address, and

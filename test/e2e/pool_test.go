@@ -73,7 +73,9 @@ func TestPool(t *testing.T) {
 		startPoolProxy(t, f)
 	}
 	for _, f := range followers {
-		waitMetric(t, f.node, regexp.MustCompile(regexp.QuoteMeta(`apiserver_lite_pool_upstream{resource="`+slicesKey+`",upstream="pool:`+leader.node.Name+`"} 1`)), poolSettle)
+		for _, key := range []string{slicesKey, servicesKey} {
+			waitMetric(t, f.node, regexp.MustCompile(regexp.QuoteMeta(`apiserver_lite_pool_upstream{resource="`+key+`",upstream="pool:`+leader.node.Name+`"} 1`)), poolSettle)
+		}
 	}
 	checkPoolDoor(t, c, leader, followers[0])
 
@@ -289,30 +291,40 @@ func churnAndKill(t *testing.T, c *framework.Cluster, leader *poolMember) (time.
 }
 
 // checkPoolAudit reads the cloud's audit log: between settled and killed
-// no follower's identity watched EndpointSlices at the cloud, and from
-// settled on none listed them.
+// no follower's identity (its kube-proxy pod's tokens for EndpointSlices,
+// its node for Services) watched them at the cloud, and from settled on
+// none listed them.
 func checkPoolAudit(t *testing.T, c *framework.Cluster, followers []*poolMember, settled, killed time.Time) {
 	t.Helper()
-	var pods []string
+	var pods, nodes []string
 	for _, f := range followers {
-		pods = append(pods, f.proxyPod)
+		pods, nodes = append(pods, f.proxyPod), append(nodes, "system:node:"+f.node.Name)
+	}
+	followerAsked := func(e framework.AuditEvent) bool {
+		switch {
+		case e.Resource() == "endpointslices":
+			return e.User.Username == proxyUser && slices.Contains(pods, e.PodName())
+		case e.Resource() == "services":
+			return slices.Contains(nodes, e.User.Username)
+		}
+		return false
 	}
 	var watches, lists int
-	for _, e := range c.CloudRequests(func(u string) bool { return u == proxyUser }, settled, time.Now()) {
-		if e.Resource() != "endpointslices" || !slices.Contains(pods, e.PodName()) {
+	for _, e := range c.CloudRequests(func(string) bool { return true }, settled, time.Now()) {
+		if !followerAsked(e) {
 			continue
 		}
 		switch {
 		case e.Verb == "watch" && e.RequestReceived.Before(killed):
 			watches++
-			t.Logf("cloud watch before the kill: %s %s", e.PodName(), e.RequestURI)
+			t.Logf("cloud watch before the kill: %s %s %s", e.User.Username, e.PodName(), e.RequestURI)
 		case e.Verb == "list":
 			lists++
-			t.Logf("cloud list: %s %s", e.PodName(), e.RequestURI)
+			t.Logf("cloud list: %s %s %s", e.User.Username, e.PodName(), e.RequestURI)
 		}
 	}
 	if watches != 0 || lists != 0 {
-		t.Errorf("followers' identities at the cloud: %d EndpointSlice watches while the leader served, %d lists; want 0 and 0", watches, lists)
+		t.Errorf("followers' identities at the cloud: %d EndpointSlice and Service watches while the leader served, %d lists; want 0 and 0", watches, lists)
 	}
 }
 
