@@ -176,6 +176,10 @@ func observePool(ops *operations.View, e *pool.Elector, stats *pool.Stats, res [
 		return
 	}
 	ops.Metrics().Registry().MustRegister(pool.Collector(e, stats))
+	ops.ObservePool(func(key string) (string, map[string]int64, bool) {
+		st, ok := stats.Snapshot()[key]
+		return st.Upstream, st.Bytes, ok
+	})
 	for _, r := range res {
 		if !r.ForPods {
 			continue
