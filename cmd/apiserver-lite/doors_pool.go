@@ -59,13 +59,14 @@ func poolDoorConfig(w *wiring) door.PoolConfig {
 		return door.PoolConfig{}
 	}
 	return door.PoolConfig{Serves: holding.PoolWide(w.res, currentOf(w.held)),
-		Leading: func() bool { return electorLeads(e) }}
+		Leading: func() (bool, <-chan struct{}) { return electorLeads(e) }}
 }
 
-// electorLeads reports whether e leads.
-func electorLeads(e *pool.Elector) bool {
-	_, _, self, _ := e.Leader()
-	return self
+// electorLeads reports whether e leads, and a channel closed at the next
+// change of leader.
+func electorLeads(e *pool.Elector) (bool, <-chan struct{}) {
+	_, _, self, changed := e.Leader()
+	return self, changed
 }
 
 // stopCerts stops the doors' certificate rotations.

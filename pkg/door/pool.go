@@ -1,6 +1,7 @@
 package door
 
 import (
+	"context"
 	"net/http"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -16,9 +17,11 @@ type PoolConfig struct {
 	// Serves reports whether the leader holds gvr whole and current, to
 	// serve to the pool's other members.
 	Serves func(gvr schema.GroupVersionResource) bool
-	// Leading reports whether this member leads its pool; a member that
-	// does not answers 503.
-	Leading func() bool
+	// Leading reports whether this member leads its pool (a member that
+	// does not answers 503) and a channel closed at the next change of
+	// leader: the requests it serves end then, so a leader that lost the
+	// Lease serves no watch on.
+	Leading func() (leading bool, changed <-chan struct{})
 }
 
 // Pool wraps an authenticated door (Secure, with NeverForward) as the pool
@@ -33,7 +36,8 @@ func Pool(secure http.Handler, cfg PoolConfig) http.Handler {
 			secure.ServeHTTP(w, r)
 			return
 		}
-		if !cfg.Leading() {
+		leading, changed := cfg.Leading()
+		if !leading {
 			unavailable(w, "not the pool's leader: read the cloud, or the leader its Lease names", notLeaderRetrySeconds)
 			return
 		}
@@ -41,7 +45,16 @@ func Pool(secure http.Handler, cfg PoolConfig) http.Handler {
 			notFound(w)
 			return
 		}
-		secure.ServeHTTP(w, r)
+		ctx, cancel := context.WithCancel(r.Context())
+		defer cancel()
+		go func() {
+			select {
+			case <-changed:
+				cancel()
+			case <-ctx.Done():
+			}
+		}()
+		secure.ServeHTTP(w, r.WithContext(ctx))
 	})
 }
 

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	authenticationv1 "k8s.io/api/authentication/v1"
 	authorizationv1 "k8s.io/api/authorization/v1"
@@ -51,7 +52,7 @@ func poolRig(t *testing.T, leading *atomic.Bool) (*fakeCloud, *recorder, http.Ha
 		Forwarder:    fwd,
 		NeverForward: true,
 	})
-	return cloud, rec, Pool(secure, PoolConfig{Leading: leading.Load,
+	return cloud, rec, Pool(secure, PoolConfig{Leading: func() (bool, <-chan struct{}) { return leading.Load(), nil },
 		Serves: func(gvr schema.GroupVersionResource) bool { return served[gvr] }})
 }
 
@@ -114,5 +115,22 @@ func TestPoolDoor(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+func TestPoolDoorEndsRequestsWhenLeadershipChanges(t *testing.T) {
+	changed := make(chan struct{})
+	ended := make(chan struct{})
+	h := Pool(http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) {
+		<-r.Context().Done() // a watch, served until its request ends
+		close(ended)
+	}), PoolConfig{Leading: func() (bool, <-chan struct{}) { return true, changed },
+		Serves: func(schema.GroupVersionResource) bool { return true }})
+	go h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest("GET", "https://10.0.0.1:10552/api/v1/services?watch=true", nil))
+	close(changed)
+	select {
+	case <-ended:
+	case <-time.After(5 * time.Second):
+		t.Fatal("a watch at the pool door outlived the leadership")
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"regexp"
+	"strings"
 	"testing"
 	"time"
 
@@ -30,10 +31,8 @@ const (
 	poolAudience = "apiserver-lite-pool"
 	poolSliceNS  = "pool-web"
 	poolSlice    = "web-pool"
-	// slicesKey is the EndpointSlices held for pods, as metrics name them;
-	// servicesKey the services node scope syncs on the node's credentials.
-	slicesKey   = "discovery.k8s.io/v1/endpointslices?forPods=true"
-	servicesKey = "/v1/services"
+	// slicesKey is the EndpointSlices held for pods, as metrics name them.
+	slicesKey = "discovery.k8s.io/v1/endpointslices?forPods=true"
 )
 
 // poolMember is one node of the pool: its daemon, pool door address, and
@@ -178,7 +177,8 @@ func waitMetric(t *testing.T, n *framework.Node, want *regexp.Regexp, timeout ti
 			return
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("%s: no %q in its metrics after %s (err %v)", n.Name, want, timeout, err)
+			pool := regexp.MustCompile(`(?m)^apiserver_lite_pool.*$`).FindAllString(m, -1)
+			t.Fatalf("%s: no %q in its metrics after %s (err %v); its pool metrics:\n%s", n.Name, want, timeout, err, strings.Join(pool, "\n"))
 		}
 		time.Sleep(200 * time.Millisecond)
 	}

@@ -73,9 +73,7 @@ func TestPool(t *testing.T) {
 		startPoolProxy(t, f)
 	}
 	for _, f := range followers {
-		for _, key := range []string{slicesKey, servicesKey} {
-			waitMetric(t, f.node, regexp.MustCompile(regexp.QuoteMeta(`apiserver_lite_pool_upstream{resource="`+key+`",upstream="pool:`+leader.node.Name+`"} 1`)), poolSettle)
-		}
+		waitMetric(t, f.node, regexp.MustCompile(regexp.QuoteMeta(`apiserver_lite_pool_upstream{resource="`+slicesKey+`",upstream="pool:`+leader.node.Name+`"} 1`)), poolSettle)
 	}
 	checkPoolDoor(t, c, leader, followers[0])
 
@@ -291,23 +289,16 @@ func churnAndKill(t *testing.T, c *framework.Cluster, leader *poolMember) (time.
 }
 
 // checkPoolAudit reads the cloud's audit log: between settled and killed
-// no follower's identity (its kube-proxy pod's tokens for EndpointSlices,
-// its node for Services) watched them at the cloud, and from settled on
-// none listed them.
+// no follower's kube-proxy pod's token watched EndpointSlices at the
+// cloud, and from settled on none listed them.
 func checkPoolAudit(t *testing.T, c *framework.Cluster, followers []*poolMember, settled, killed time.Time) {
 	t.Helper()
-	var pods, nodes []string
+	var pods []string
 	for _, f := range followers {
-		pods, nodes = append(pods, f.proxyPod), append(nodes, "system:node:"+f.node.Name)
+		pods = append(pods, f.proxyPod)
 	}
 	followerAsked := func(e framework.AuditEvent) bool {
-		switch {
-		case e.Resource() == "endpointslices":
-			return e.User.Username == proxyUser && slices.Contains(pods, e.PodName())
-		case e.Resource() == "services":
-			return slices.Contains(nodes, e.User.Username)
-		}
-		return false
+		return e.Resource() == "endpointslices" && e.User.Username == proxyUser && slices.Contains(pods, e.PodName())
 	}
 	var watches, lists int
 	for _, e := range c.CloudRequests(func(string) bool { return true }, settled, time.Now()) {
@@ -324,7 +315,7 @@ func checkPoolAudit(t *testing.T, c *framework.Cluster, followers []*poolMember,
 		}
 	}
 	if watches != 0 || lists != 0 {
-		t.Errorf("followers' identities at the cloud: %d EndpointSlice and Service watches while the leader served, %d lists; want 0 and 0", watches, lists)
+		t.Errorf("followers' identities at the cloud: %d EndpointSlice watches while the leader served, %d lists; want 0 and 0", watches, lists)
 	}
 }
 
