@@ -66,6 +66,7 @@ type config struct {
 	forPodsConfig    `mapstructure:",squash"`
 	nsHoldingsConfig `mapstructure:",squash"`
 	bootstrapConfig  `mapstructure:",squash"`
+	poolConfig       `mapstructure:",squash"`
 }
 
 // resourceConfig is one entry of the resources list. Selectors may use
@@ -136,6 +137,7 @@ func newFlagSet() *pflag.FlagSet {
 	addForPodsFlags(fs)
 	addNSHoldingsFlags(fs)
 	addBootstrapFlags(fs)
+	addPoolFlags(fs)
 	fs.String("encryption-key-file", "", "file of 32 random bytes (apiserver-lite keygen) that encrypts Secrets and stored tokens at rest; "+
 		"keep it outside data-dir, e.g. a systemd LoadCredentialEncrypted= credential. Empty: tokens in memory only")
 	fs.String("sync-scope", holding.ScopeAuto, "auto, node (what the Node authorizer lets this node read) or cluster (the resources list)")

@@ -52,6 +52,9 @@ type doorSet struct {
 	pods podsDoor
 	// sockets hands each door its listener (see door.Sockets).
 	sockets *door.Sockets
+	// poolCert is the pool door's bootstrapped certificate; nil without
+	// a pool.
+	poolCert *door.BootstrapServing
 }
 
 // selfDoor is a door the daemon can reach itself.
@@ -92,6 +95,8 @@ type doorDeps struct {
 	// sockets are where the doors listen: the sockets systemd passed,
 	// else each door's own.
 	sockets *door.Sockets
+	// pool is what the pool door serves and when; unused without a pool.
+	pool door.PoolConfig
 }
 
 // openDoors listens on the configured doors; on error it closes what it
@@ -118,17 +123,18 @@ func openDoors(cfg config, d doorDeps) (*doorSet, error) {
 // openAuthenticated opens the TLS doors that are configured.
 func openAuthenticated(cfg config, d doorDeps, set *doorSet) error {
 	doors := []struct{ addr, name string }{{cfg.ListenAddress, doorLoopback}, {cfg.SecureListenAddress, doorTLS}}
-	if cfg.ListenAddress == "" && cfg.SecureListenAddress == "" {
+	if cfg.ListenAddress == "" && cfg.SecureListenAddress == "" && cfg.Pool == "" {
 		return nil
 	}
 	tlsCfg, err := doorsTLS(cfg, d.cloud, d.keySealer, d.log)
 	if err != nil {
 		return err
 	}
-	chain, err := newChain(cfg, d)
+	parts, err := newChainParts(d)
 	if err != nil {
 		return err
 	}
+	chain := newChain(cfg, d, parts)
 	podsTLS, err := set.pods.open(cfg, d, tlsCfg)
 	if err != nil {
 		return err
@@ -145,7 +151,7 @@ func openAuthenticated(cfg config, d doorDeps, set *doorSet) error {
 			return err
 		}
 	}
-	return nil
+	return openPoolDoor(cfg, d, set, tlsCfg, parts)
 }
 
 // openDoor opens the authenticated door name at addr with its own limits
@@ -177,31 +183,42 @@ func withoutCompression(h http.Handler) http.Handler {
 	})
 }
 
-// newChain wires authentication, authorization and forwarding against
-// the cloud, shared by the TLS doors (one cache of reviews and decisions).
-func newChain(cfg config, d doorDeps) (door.SecureConfig, error) {
+// chainParts are what every authenticated door shares: the review
+// clients, the budgets they are spent within, and the forwarder.
+type chainParts struct {
+	reviews door.ReviewClients
+	budget  *door.ReviewBudget
+	fwd     *door.Forwarder
+}
+
+func newChainParts(d doorDeps) (chainParts, error) {
 	reviews, err := door.NewReviewClients(d.cloud)
 	if err != nil {
-		return door.SecureConfig{}, err
+		return chainParts{}, err
 	}
 	fwd, err := door.NewForwarder(d.cloud)
 	if err != nil {
-		return door.SecureConfig{}, err
+		return chainParts{}, err
 	}
+	return chainParts{reviews: reviews, budget: door.NewReviewBudget(nil), fwd: fwd}, nil
+}
+
+// newChain wires authentication, authorization and forwarding against
+// the cloud, shared by the TLS doors (one cache of reviews and decisions).
+func newChain(cfg config, d doorDeps, p chainParts) door.SecureConfig {
 	decisions := offline.MetaStore{Store: d.store}
-	budget := door.NewReviewBudget(nil)
 	return door.SecureConfig{
 		Authenticator: door.NewAuthenticator(door.AuthenticatorConfig{NodeName: cfg.NodeName,
-			Reviews: reviews.Tokens, Store: decisions, Pods: holding.HeldPod(d.caches), Budget: budget,
+			Reviews: p.reviews.Tokens, Store: decisions, Pods: holding.HeldPod(d.caches), Budget: p.budget,
 			Connected: d.link.Connected, OfflineGrace: cfg.OfflineAuthzGrace, Local: d.local, Logger: d.log}),
-		Authorizer: door.NewAuthorizer(door.AuthorizerConfig{Reviews: reviews.Access, Budget: budget,
+		Authorizer: door.NewAuthorizer(door.AuthorizerConfig{Reviews: p.reviews.Access, Budget: p.budget,
 			Store: decisions, Connected: d.link.Connected, OfflineGrace: cfg.OfflineAuthzGrace,
 			Held: heldOrAlso(offline.HeldResources(d.res), d.alsoHeld), Logger: d.log}),
-		Forwarder:       fwd,
+		Forwarder:       p.fwd,
 		ClusterScope:    d.clusterScope,
 		ImpersonateNode: d.clusterScope && cfg.ClusterScopeNodeWrites == nodeWritesAsNode,
 		Holdings:        d.holdings,
-	}, nil
+	}
 }
 
 // listen serves h on addr within lim, with TLS when tlsCfg is set.
@@ -247,7 +264,7 @@ func (s *doorSet) serve(wg *sync.WaitGroup, errs chan<- error) {
 
 // shutdown stops every door gracefully, all at once.
 func (s *doorSet) shutdown(ctx context.Context) error {
-	s.pods.stop()
+	s.stopCerts()
 	errs := make([]error, len(s.servers))
 	var wg sync.WaitGroup
 	for i, srv := range s.servers {
@@ -258,7 +275,7 @@ func (s *doorSet) shutdown(ctx context.Context) error {
 }
 
 func (s *doorSet) close() error {
-	s.pods.stop()
+	s.stopCerts()
 	var errs []error
 	for i, srv := range s.servers {
 		errs = append(errs, srv.Close())

@@ -12,6 +12,7 @@ import (
 	"github.com/apiserver-lite/apiserver-lite/pkg/holding/forpods"
 	"github.com/apiserver-lite/apiserver-lite/pkg/metastore"
 	"github.com/apiserver-lite/apiserver-lite/pkg/operations"
+	"github.com/apiserver-lite/apiserver-lite/pkg/pool"
 	"github.com/apiserver-lite/apiserver-lite/pkg/versioncache"
 	"github.com/spf13/pflag"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -66,6 +67,10 @@ type holdingsDeps struct {
 	log    *slog.Logger
 	res    []cloudsync.Resource
 	caches []*versioncache.Cache
+	// pool reads pool-wide resources from the pool's leader, counting
+	// their bytes in poolStats; nil without a pool.
+	pool      *pool.Follower
+	poolStats *pool.Stats
 }
 
 // newHoldings wires the holdings for pods of res's ForPods resources; nil
@@ -94,8 +99,9 @@ func newHoldings(cfg config, d holdingsDeps) (*forpods.Holdings, error) {
 	}
 	return forpods.New(forpods.Config{Resources: held, Max: cfg.PodIdentityMaxResources, Pods: pods, Owners: owners,
 		PodPresent: holding.HeldPod([]*versioncache.Cache{pods}), Mint: mint, Store: d.store, Connected: d.link.Connected, Logger: d.log,
-		Sync: forpods.CloudSync(forpods.SyncDeps{Cloud: d.cloud, Conns: d.conns, Discovery: d.cl.disc,
-			Store: operations.ObservedStore{Store: d.store, Observer: d.obs}, Link: d.link, Observer: d.obs, Logger: d.log}),
+		Sync: forpods.CloudSync(poolSyncDeps(forpods.SyncDeps{Cloud: d.cloud, Conns: d.conns, Discovery: d.cl.disc,
+			Store: operations.ObservedStore{Store: d.store, Observer: d.obs}, Link: d.link, Observer: d.obs, Logger: d.log},
+			d.pool, d.poolStats)),
 	}), nil
 }
 

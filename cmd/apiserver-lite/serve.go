@@ -20,6 +20,7 @@ import (
 	"github.com/apiserver-lite/apiserver-lite/pkg/metastore"
 	"github.com/apiserver-lite/apiserver-lite/pkg/offline"
 	"github.com/apiserver-lite/apiserver-lite/pkg/operations"
+	"github.com/apiserver-lite/apiserver-lite/pkg/pool"
 	"github.com/apiserver-lite/apiserver-lite/pkg/startup"
 	"github.com/apiserver-lite/apiserver-lite/pkg/versioncache"
 )
@@ -52,6 +53,11 @@ type wiring struct {
 	held    *forpods.Holdings
 	nsHeld  *forpods.Namespaced
 	version *cloudsync.VersionKeeper
+	elect   *pool.Elector
+	// poolStats are the pool-wide resources' upstreams, and follower reads
+	// them from the pool's leader; nil without a pool.
+	poolStats *pool.Stats
+	follower  *pool.Follower
 
 	// set by openAPI
 	verifier *satoken.Verifier
@@ -102,12 +108,15 @@ func (w *wiring) newLoops(ctx context.Context) error {
 		return err
 	}
 	obs := operations.NewObserver(w.ops.Metrics(), w.res)
-	w.syncers = newSyncers(clients, w.res, w.caches, obs, w.store, w.link, w.log)
+	if err := w.newPool(); err != nil {
+		return err
+	}
+	w.syncers = newSyncers(clients, w.res, w.caches, obs, w.store, w.link, w.log, poolUpstream(w.follower, w.res))
 	if w.demand, err = newDemand(clients, w.res, w.caches, w.store, w.link, w.log); err != nil {
 		return err
 	}
 	deps := holdingsDeps{cloud: w.cloud, conns: w.conns, cl: clients, store: w.store, link: w.link,
-		obs: obs, log: w.log, res: w.res, caches: w.caches}
+		obs: obs, log: w.log, res: w.res, caches: w.caches, pool: w.follower, poolStats: w.poolStats}
 	if w.held, err = newHoldings(w.cfg, deps); err != nil {
 		return err
 	}
@@ -118,6 +127,21 @@ func (w *wiring) newLoops(ctx context.Context) error {
 	w.ops.ObserveNamespaced(w.nsHeld)
 	w.version, err = newVersionKeeper(ctx, clients, w.store, w.log)
 	return err
+}
+
+// newPool builds the pool's election and the follower of its leader, and
+// shows them in the metrics and health; nothing without a pool.
+func (w *wiring) newPool() error {
+	var err error
+	if w.elect, err = newElection(w.cfg, poolDeps{cloud: w.cloud, conns: w.conns,
+		pods: holding.NodePods(w.res, w.caches), log: w.log}); err != nil {
+		return err
+	}
+	if w.follower, w.poolStats, err = newFollower(w.cfg, w.cloud, w.elect, w.log); err != nil {
+		return err
+	}
+	observePool(w.ops, w.elect, w.poolStats, w.res)
+	return nil
 }
 
 // openAPI builds the local API, the stored answers in front of it and the
@@ -139,7 +163,7 @@ func (w *wiring) openAPI(ctx context.Context) (*doorSet, error) {
 	doors, err := openDoors(w.cfg, doorDeps{handler: func(door string) http.Handler { return w.ops.Handler(api, door) },
 		cloud: w.cloud, caches: served, res: w.res, store: w.store, link: w.link, log: w.log,
 		clusterScope: w.scope == holding.ScopeCluster, keySealer: w.st.sealer, holdings: allHoldings(w.held, w.nsHeld),
-		alsoHeld: w.nsHeld.Holds, local: localVerifier(w.verifier), sockets: w.st.sockets,
+		alsoHeld: w.nsHeld.Holds, local: localVerifier(w.verifier), sockets: w.st.sockets, pool: poolDoorConfig(w),
 		authFailed: func(door string) func() { return func() { w.ops.Metrics().AuthFailed(door) } }})
 	if err != nil {
 		return nil, err
@@ -159,7 +183,7 @@ func (w *wiring) run(ctx context.Context, doors *doorSet) error {
 	gate := holding.NewGate(w.scopeChecker, w.log)
 	runs := []func(context.Context) error{gate.Run, w.version.Run, w.link.Run,
 		atrest.StoredPruner(w.store, w.tokens, w.ops.Clock(), w.cfg.OfflineAuthzGrace, w.log)}
-	for _, r := range append(syncRunners(w.syncers), w.demand, runnerOf(w.held), nsRunnerOf(w.nsHeld)) {
+	for _, r := range append(syncRunners(w.syncers), w.demand, runnerOf(w.held), nsRunnerOf(w.nsHeld), electionRunner(w.elect)) {
 		if r != nil {
 			runs = append(runs, gate.Hold(r))
 		}

@@ -31,7 +31,7 @@ func (c config) Validate() error {
 func (c config) validateValues() error {
 	errs := c.validateCore()
 	for _, err := range []error{c.validateSync(), c.doorsConfig.validate(c.ListenAddress), c.forPodsConfig.validate(),
-		c.nsHoldingsConfig.validate(), c.validateBootstrap()} {
+		c.nsHoldingsConfig.validate(), c.validateBootstrap(), c.poolConfig.validate()} {
 		if err != nil {
 			errs = append(errs, err)
 		}

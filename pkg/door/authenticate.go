@@ -61,6 +61,10 @@ type AuthenticatorConfig struct {
 	// Local verifies service-account tokens on the node before any
 	// review; nil reviews every token.
 	Local LocalVerifier
+	// Audiences are the audiences a reviewed token must have (TokenReview
+	// spec.audiences); empty: the cloud's API audiences. The pool door
+	// names the pool's, so no token it reviews is a cloud credential.
+	Audiences []string
 	// Budget bounds the TokenReviews of each source; nil is no bound.
 	Budget *ReviewBudget
 	Clock  clock.PassiveClock
@@ -218,7 +222,7 @@ func (a *Authenticator) usable(e tokenEntry, now time.Time) bool {
 // askCloud creates a TokenReview and records its answer.
 func (a *Authenticator) askCloud(ctx context.Context, key, token string, now time.Time) (tokenEntry, error) {
 	tr, err := a.cfg.Reviews.Create(ctx, &authenticationv1.TokenReview{
-		Spec: authenticationv1.TokenReviewSpec{Token: token}}, metav1.CreateOptions{})
+		Spec: authenticationv1.TokenReviewSpec{Token: token, Audiences: a.cfg.Audiences}}, metav1.CreateOptions{})
 	if err != nil {
 		return tokenEntry{}, err
 	}

@@ -40,6 +40,10 @@ type SecureConfig struct {
 	// cloud's Node authorizer and NodeRestriction judge them as the node's
 	// (cluster scope, where the daemon's own identity may write more).
 	ImpersonateNode bool
+	// NeverForward makes every read a caller was authorized for local
+	// only: what the handlers would forward to the cloud is refused as not
+	// forwardable (the pool door, which never acts for a peer's caller).
+	NeverForward bool
 }
 
 // Insecure wraps the local API h as the insecure door: every caller acts
@@ -135,7 +139,7 @@ func authenticateRequest(w http.ResponseWriter, r *http.Request, cfg SecureConfi
 // context telling the proxy how to forward.
 func authorizeRequest(w http.ResponseWriter, r *http.Request, cfg SecureConfig, c requester, a attributes) (context.Context, bool) {
 	ctx := caller.WithUser(r.Context(), c.user)
-	if c.node && (nodeView(cfg, a) || ownEndpoint(r.URL.Path)) {
+	if c.node && !cfg.NeverForward && (nodeView(cfg, a) || ownEndpoint(r.URL.Path)) {
 		return caller.AsNode(ctx), true // the node's own view, as the Node authorizer allows it
 	}
 	if !decide(w, r.Context(), cfg, c, a) {
@@ -143,6 +147,8 @@ func authorizeRequest(w http.ResponseWriter, r *http.Request, cfg SecureConfig, 
 	}
 	noteAuthorized(r.Context(), cfg, c, a)
 	switch {
+	case cfg.NeverForward:
+		return caller.WithForward(ctx, nil, caller.ErrNotForwardable), true
 	case c.node && cfg.ImpersonateNode && isWrite(a):
 		return caller.AsNodeImpersonating(ctx, User{Name: c.user.Name, Groups: []string{nodesGroup}}), true
 	case c.node:

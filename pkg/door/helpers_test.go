@@ -27,9 +27,11 @@ type fakeCloud struct {
 	mu     sync.Mutex
 	tokens map[string]authenticationv1.UserInfo // guarded by mu
 	// audiences are the status.audiences of every authenticated review.
-	audiences    []string // guarded by mu
-	allow        func(authorizationv1.SubjectAccessReviewSpec) bool
-	lastSAR      authorizationv1.SubjectAccessReviewSpec // guarded by mu
+	audiences []string // guarded by mu
+	allow     func(authorizationv1.SubjectAccessReviewSpec) bool
+	lastSAR   authorizationv1.SubjectAccessReviewSpec // guarded by mu
+	// reviewedFor are the spec.audiences of the last TokenReview.
+	reviewedFor  []string // guarded by mu
 	tokenReviews atomic.Int32
 	sars         atomic.Int32
 	// failWith, when set, is the HTTP status every review answers with.
@@ -75,6 +77,7 @@ func (c *fakeCloud) serveTokenReview(w http.ResponseWriter, r *http.Request) {
 	c.mu.Lock()
 	u, ok := c.tokens[tr.Spec.Token]
 	auds := c.audiences
+	c.reviewedFor = tr.Spec.Audiences
 	c.mu.Unlock()
 	tr.Status = authenticationv1.TokenReviewStatus{Authenticated: ok, User: u}
 	if ok {

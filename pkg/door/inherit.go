@@ -105,8 +105,10 @@ func (s *Sockets) Passed(name string) bool {
 
 // Listen returns the listener of the door of socket name at addr: the
 // passed socket when systemd passed sockets, else its own opened on addr.
+// A door without a socket name (the pool door: its followers read the
+// cloud while it restarts) always opens its own.
 func (s *Sockets) Listen(name, addr string) (net.Listener, error) {
-	if s == nil || s.passed == nil {
+	if s == nil || s.passed == nil || name == "" {
 		return net.Listen("tcp", addr)
 	}
 	ln := s.passed[name]

@@ -241,3 +241,23 @@ func TestSocketsWithoutSystemd(t *testing.T) {
 		})
 	}
 }
+
+// A door without a socket name (the pool door) opens its own socket even
+// when systemd passed the others'.
+func TestUnnamedDoorOpensItsOwn(t *testing.T) {
+	files, bound := pass(t, []passedSocket{{name: SocketKubelet, kind: "tcp", addr: "127.0.0.1:0"}})
+	s, err := ClaimSockets(map[string]string{SocketKubelet: bound[0]}, files)
+	if err != nil {
+		t.Fatalf("ClaimSockets: got %v, want no error", err)
+	}
+	defer s.Close()
+	ln, err := s.Listen("", "127.0.0.1:0")
+	if err != nil {
+		t.Fatalf("Listen of an unnamed door: got %v, want its own socket", err)
+	}
+	defer ln.Close()
+	if ln.Addr().String() == bound[0] {
+		t.Errorf("unnamed door: got the passed socket %s, want its own", bound[0])
+	}
+	checkAccepts(t, ln, ln.Addr().String())
+}

@@ -40,6 +40,9 @@ type BootstrapOptions struct {
 	// Lifetime, when positive, is the CSR's spec.expirationSeconds (the
 	// signer may shorten it; kube-controller-manager's minimum is 10 min).
 	Lifetime time.Duration
+	// PoolDoor makes it the pool door's certificate (docs/pool.md), kept
+	// apart from the pods' door's in its own file.
+	PoolDoor bool
 	Logger   *slog.Logger
 }
 
@@ -85,8 +88,11 @@ func NewBootstrapServing(o BootstrapOptions) (*BootstrapServing, error) {
 		},
 		SignerName:       certificatesv1.KubeletServingSignerName,
 		GetUsages:        certificate.DefaultKubeletServingGetUsages,
-		CertificateStore: newBootstrapStore(o.DataDir, o.KeySealer),
+		CertificateStore: newPairStore(o.DataDir, o.KeySealer, podsPair),
 		Name:             "apiserver-lite-serving",
+	}
+	if o.PoolDoor {
+		cfg.CertificateStore, cfg.Name = newPairStore(o.DataDir, o.KeySealer, poolPair), "apiserver-lite-pool-serving"
 	}
 	if o.Lifetime > 0 {
 		cfg.RequestedCertificateLifetime = &o.Lifetime
@@ -96,7 +102,7 @@ func NewBootstrapServing(o BootstrapOptions) (*BootstrapServing, error) {
 		return nil, fmt.Errorf("tls bootstrap: %w", err)
 	}
 	if o.Logger != nil && mgr.Current() == nil {
-		o.Logger.Warn("tls bootstrap: no signed serving certificate stored; the pods' door refuses handshakes until "+
+		o.Logger.Warn("tls bootstrap: no signed serving certificate stored; the door refuses handshakes until "+
 			"its CertificateSigningRequest is approved (kubectl get csr; kubectl certificate approve NAME)",
 			"user", nodeUserPrefix+o.NodeName, "signer", certificatesv1.KubeletServingSignerName)
 	}

@@ -22,17 +22,38 @@ const bootstrapPairFile = "bootstrap-serving.pem"
 // of another kind does not open as it.
 var bootstrapPairAD = []byte("tls\x00bootstrap-serving-pair")
 
+// A pairKind is which door a bootstrapped pair serves: its file and the
+// associated data it is sealed with, so one door's pair never opens as
+// the other's.
+type pairKind struct {
+	file string
+	ad   []byte
+}
+
+var (
+	// podsPair is the pods' door's pair.
+	podsPair = pairKind{file: bootstrapPairFile, ad: bootstrapPairAD}
+	// poolPair is the pool door's pair (docs/pool.md): its own CSR, for
+	// the node's LAN address.
+	poolPair = pairKind{file: "pool-serving.pem", ad: []byte("tls\x00pool-serving-pair")}
+)
+
 // bootstrapStore is the certificate manager's Store for the pods' door: the
 // newest signed pair, kept in one file.
 type bootstrapStore struct {
 	path   string    // immutable
+	ad     []byte    // immutable
 	sealer KeySealer // immutable; nil keeps the file plaintext
 }
 
 var _ certificate.Store = (*bootstrapStore)(nil)
 
 func newBootstrapStore(dataDir string, s KeySealer) *bootstrapStore {
-	return &bootstrapStore{path: filepath.Join(dataDir, servingDir, bootstrapPairFile), sealer: s}
+	return newPairStore(dataDir, s, podsPair)
+}
+
+func newPairStore(dataDir string, s KeySealer, k pairKind) *bootstrapStore {
+	return &bootstrapStore{path: filepath.Join(dataDir, servingDir, k.file), ad: k.ad, sealer: s}
 }
 
 // Current returns the stored pair, or certificate.NoCertKeyError when none
@@ -80,7 +101,7 @@ func (s *bootstrapStore) write(pemData []byte) error {
 		return fmt.Errorf("create %s: %w", filepath.Dir(s.path), err)
 	}
 	if s.sealer != nil {
-		sealed, err := s.sealer.Seal(pemData, bootstrapPairAD)
+		sealed, err := s.sealer.Seal(pemData, s.ad)
 		if err != nil {
 			return fmt.Errorf("seal bootstrapped serving certificate: %w", err)
 		}
@@ -93,7 +114,7 @@ func (s *bootstrapStore) open(raw []byte) ([]byte, error) {
 	if s.sealer == nil || isPEM(raw) {
 		return raw, nil
 	}
-	out, err := s.sealer.Open(raw, bootstrapPairAD)
+	out, err := s.sealer.Open(raw, s.ad)
 	if err != nil {
 		return nil, fmt.Errorf("open bootstrapped serving certificate: %w", err)
 	}
@@ -120,11 +141,21 @@ func noCertKey(msg string) error {
 	return &e
 }
 
-// ResealBootstrapPair moves the bootstrapped serving pair under dataDir
-// from the state key from (nil: plaintext) to the state key to, for a key
-// rotation. Without a stored pair it does nothing.
+// ResealBootstrapPair moves the bootstrapped serving pairs under dataDir
+// (the pods' door's and the pool door's) from the state key from (nil:
+// plaintext) to the state key to, for a key rotation. A pair not stored
+// is skipped.
 func ResealBootstrapPair(dataDir string, from, to KeySealer) error {
-	src := newBootstrapStore(dataDir, from)
+	for _, k := range []pairKind{podsPair, poolPair} {
+		if err := resealPair(dataDir, from, to, k); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func resealPair(dataDir string, from, to KeySealer, k pairKind) error {
+	src := newPairStore(dataDir, from, k)
 	raw, err := os.ReadFile(src.path)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil
@@ -136,5 +167,5 @@ func ResealBootstrapPair(dataDir string, from, to KeySealer) error {
 	if err != nil {
 		return err
 	}
-	return newBootstrapStore(dataDir, to).write(pemData)
+	return newPairStore(dataDir, to, k).write(pemData)
 }

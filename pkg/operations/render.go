@@ -60,6 +60,9 @@ func RenderTable(out io.Writer, doc Status) error {
 	if err := renderHeldForPods(out, doc); err != nil {
 		return err
 	}
+	if err := renderPool(out, doc); err != nil {
+		return err
+	}
 	return renderNamespaced(out, doc)
 }
 

@@ -54,6 +54,11 @@ type ResourceStatus struct {
 	Scope        string   `json:"scope,omitempty"`
 	Owners       []string `json:"owners,omitempty"`
 	SyncIdentity string   `json:"syncIdentity,omitempty"`
+	// Upstream is where a pool member reads the resource now (cloud, or
+	// pool:<leader>), UpstreamBytes the bytes read from each; empty
+	// without a pool.
+	Upstream      string           `json:"upstream,omitempty"`
+	UpstreamBytes map[string]int64 `json:"upstreamBytes,omitempty"`
 }
 
 // status builds the running daemon's Status.
@@ -82,6 +87,7 @@ func (o *View) status() Status {
 		if h, ok := held[o.res[i].Key()]; ok && o.res[i].ForPods {
 			rs.ForPods, rs.HeldFor, rs.Scope, rs.Owners, rs.SyncIdentity = true, h.ServiceAccounts, h.Scope, h.Pods, h.SyncIdentity
 		}
+		o.poolStatus(&rs)
 		doc.Resources = append(doc.Resources, rs)
 	}
 	doc.Holdings = o.namespacedStatus()

@@ -75,6 +75,9 @@ type View struct {
 	// notes add informational /readyz lines; set by AddNote before
 	// serving, then read-only.
 	notes []Note
+	// upstreams are a pool's upstreams; nil without a pool. Set by
+	// ObservePool before serving.
+	upstreams Upstreams
 
 	// syncExited counts sync loops that returned before shutdown.
 	syncExited atomic.Int32

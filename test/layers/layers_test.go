@@ -59,8 +59,9 @@ func TestImportRules(t *testing.T) {
 		{pkg: "pkg/door/satoken", allowed: []string{}},
 		{pkg: "pkg/listwatch/caller", forbidden: []string{"pkg/door", "pkg/offline", "pkg/holding", "pkg/cloudsync", "pkg/metastore"}},
 		{pkg: "pkg/cloudsync/link", forbidden: []string{"pkg/metastore", "pkg/versioncache"}},
-		{pkg: "pkg/listwatch", forbidden: []string{"pkg/door", "pkg/offline", "pkg/metastore", "pkg/cloudsync", "pkg/holding"}},
-		{pkg: "pkg/cloudsync", forbidden: []string{"pkg/listwatch", "pkg/door", "pkg/holding"}},
+		{pkg: "pkg/listwatch", forbidden: []string{"pkg/door", "pkg/offline", "pkg/metastore", "pkg/cloudsync", "pkg/holding", "pkg/pool"}},
+		{pkg: "pkg/cloudsync", forbidden: []string{"pkg/listwatch", "pkg/door", "pkg/holding", "pkg/pool"}},
+		{pkg: "pkg/pool", forbidden: []string{"pkg/listwatch", "pkg/holding", "pkg/door"}},
 	} {
 		t.Run(tc.pkg, func(t *testing.T) {
 			got := deps(t, tc.pkg)

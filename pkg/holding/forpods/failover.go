@@ -139,6 +139,14 @@ func (s *syncTokens) Refused(token string, code int) {
 	}
 }
 
+// Identity is the owner pod whose token the sync uses now; ok false
+// before the first token or after a refusal.
+func (s *syncTokens) Identity() (pod door.Pod, ok bool) {
+	s.m.mu.Lock()
+	defer s.m.mu.Unlock()
+	return s.h.identity, s.h.identityToken != ""
+}
+
 // bearerOf is the bearer token of an outgoing request; "" for none.
 func bearerOf(r *http.Request) string {
 	t, _ := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")

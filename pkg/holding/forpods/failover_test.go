@@ -114,7 +114,7 @@ func TestRefusalWatchSeesTheCloudsAnswer(t *testing.T) {
 	}))
 	defer cloud.Close()
 	src := &recordingSource{}
-	cfg := tokenConfig(&rest.Config{Host: cloud.URL}, nil, src)
+	cfg := TokenConfig(&rest.Config{Host: cloud.URL}, nil, src)
 	rt, err := rest.TransportFor(cfg)
 	if err != nil {
 		t.Fatal(err)

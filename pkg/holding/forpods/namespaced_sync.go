@@ -26,7 +26,7 @@ import (
 // or 403 on its list or watch ends the sync with ErrGone.
 func NamespacedCloudSync(d SyncDeps) NamespacedSyncer {
 	return func(ctx context.Context, h Held, tokens oauth2.TokenSource, guard Guard) error {
-		cfg := tokenConfig(d.Cloud, d.Conns, tokens)
+		cfg := TokenConfig(d.Cloud, d.Conns, tokens)
 		raw, err := cloudsync.NewRawClient(cfg)
 		if err != nil {
 			return err

@@ -41,6 +41,8 @@ type AuditEvent struct {
 	UserAgent  string `json:"userAgent"`
 	User       struct {
 		Username string `json:"username"`
+		// Extra names a pod-bound token's pod (authentication.kubernetes.io/pod-name).
+		Extra map[string][]string `json:"extra"`
 	} `json:"user"`
 	ObjectRef *struct {
 		Resource    string `json:"resource"`
@@ -53,6 +55,14 @@ type AuditEvent struct {
 	// Options.AuditSARBodies for SubjectAccessReviews.
 	RequestObject   json.RawMessage `json:"requestObject,omitempty"`
 	RequestReceived time.Time       `json:"requestReceivedTimestamp"`
+}
+
+// PodName is the pod a pod-bound token's user is bound to, empty for none.
+func (e AuditEvent) PodName() string {
+	if v := e.User.Extra["authentication.kubernetes.io/pod-name"]; len(v) > 0 {
+		return v[0]
+	}
+	return ""
 }
 
 // Resource is the audited request's resource, empty for a non-resource

@@ -43,6 +43,31 @@ type ServingSigner struct {
 	signed []*certificatesv1.CertificateSigningRequest
 	// paused makes the signer leave new CSRs pending. Guarded by mu.
 	paused bool
+	// also are more nodes whose CSRs are signed (AlsoFor). Guarded by mu.
+	also []string
+}
+
+// AlsoFor signs the CSRs of nodes too (a fleet's, a pool's), besides the
+// cluster's node.
+func (s *ServingSigner) AlsoFor(nodes ...string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.also = append(s.also, nodes...)
+}
+
+// signsFor reports whether user's CSRs are signed.
+func (s *ServingSigner) signsFor(user string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if user == fmt.Sprintf(nodeUserFmt, s.c.NodeName) {
+		return true
+	}
+	for _, n := range s.also {
+		if user == fmt.Sprintf(nodeUserFmt, n) {
+			return true
+		}
+	}
+	return false
 }
 
 // StartServingSigner runs a ServingSigner until the test ends.
@@ -98,7 +123,7 @@ func (s *ServingSigner) signPending(ctx context.Context) error {
 	for i := range list.Items {
 		csr := &list.Items[i]
 		if csr.Spec.SignerName != certificatesv1.KubeletServingSignerName || len(csr.Status.Certificate) > 0 ||
-			csr.Spec.Username != fmt.Sprintf(nodeUserFmt, s.c.NodeName) {
+			!s.signsFor(csr.Spec.Username) {
 			continue
 		}
 		if err := s.sign(ctx, csr); err != nil {

@@ -1,0 +1,201 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/netip"
+	"os"
+	"time"
+
+	"github.com/apiserver-lite/apiserver-lite/pkg/cloudsync"
+	"github.com/apiserver-lite/apiserver-lite/pkg/cloudsync/link"
+	"github.com/apiserver-lite/apiserver-lite/pkg/door"
+	"github.com/apiserver-lite/apiserver-lite/pkg/holding"
+	"github.com/apiserver-lite/apiserver-lite/pkg/holding/forpods"
+	"github.com/apiserver-lite/apiserver-lite/pkg/operations"
+	"github.com/apiserver-lite/apiserver-lite/pkg/pool"
+	"github.com/apiserver-lite/apiserver-lite/pkg/versioncache"
+	"github.com/spf13/pflag"
+	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/transport"
+	"k8s.io/utils/clock"
+)
+
+// Defaults of the pool settings (docs/pool.md).
+const (
+	defaultPoolNamespace      = "apiserver-lite-pool"
+	defaultPoolServiceAccount = "apiserver-lite-pool"
+	defaultPoolAudience       = "apiserver-lite-pool"
+)
+
+// poolConfig are the settings of the node's pool. Keys in the config file
+// are the flag names.
+type poolConfig struct {
+	// Pool names the node's pool; empty: no pool.
+	Pool string `mapstructure:"pool"`
+	// PoolListenAddress is the pool door, IP:port on the node's LAN
+	// address.
+	PoolListenAddress string `mapstructure:"pool-listen-address"`
+	// PoolNamespace holds the pool's Lease and service account.
+	PoolNamespace string `mapstructure:"pool-namespace"`
+	// PoolServiceAccount is the account the election runs as.
+	PoolServiceAccount string `mapstructure:"pool-service-account"`
+	// PoolAudience is the audience of the tokens followers present at the
+	// leader's pool door.
+	PoolAudience string `mapstructure:"pool-audience"`
+}
+
+func addPoolFlags(fs *pflag.FlagSet) {
+	fs.String("pool", "", "this node's pool (a DNS label): its members elect a leader that serves them the pool-wide resources it holds; "+
+		"empty: no pool")
+	fs.String("pool-listen-address", "", "the pool door, IP:port on this node's LAN address (one of its Node's addresses); required with pool")
+	fs.String("pool-namespace", defaultPoolNamespace, "namespace of the pool's Lease and service account")
+	fs.String("pool-service-account", defaultPoolServiceAccount,
+		"service account whose pod on this node the election's token is minted for (see configs/pool.yaml)")
+	fs.String("pool-audience", defaultPoolAudience, "audience of the tokens followers present at the leader's pool door")
+}
+
+func (c poolConfig) validate() error {
+	if c.Pool == "" {
+		return nil
+	}
+	if errs := validation.IsDNS1123Label(c.Pool); len(errs) > 0 {
+		return fmt.Errorf("pool must be a DNS label, got %q", c.Pool)
+	}
+	host, _, err := net.SplitHostPort(c.PoolListenAddress)
+	if err != nil {
+		return fmt.Errorf("pool-listen-address must be IP:port with pool set, got %q", c.PoolListenAddress)
+	}
+	if a, err := netip.ParseAddr(host); err != nil || a.IsUnspecified() {
+		return fmt.Errorf("pool-listen-address must name one IP of this node, got %q", c.PoolListenAddress)
+	}
+	if errs := validation.IsDNS1123Label(c.PoolNamespace); len(errs) > 0 {
+		return fmt.Errorf("pool-namespace must be a DNS label, got %q", c.PoolNamespace)
+	}
+	if errs := validation.IsDNS1123Subdomain(c.PoolServiceAccount); len(errs) > 0 {
+		return fmt.Errorf("pool-service-account must be a DNS subdomain, got %q", c.PoolServiceAccount)
+	}
+	if c.PoolAudience == "" {
+		return fmt.Errorf("pool-audience must not be empty with pool set")
+	}
+	return nil
+}
+
+// poolDeps are what the pool's election is wired to.
+type poolDeps struct {
+	cloud *rest.Config
+	conns *link.Conns
+	pods  *versioncache.Cache
+	log   *slog.Logger
+}
+
+// newElection is the node's pool election on a token minted for the pool
+// service account's pod on the node; nil without a pool.
+func newElection(cfg config, d poolDeps) (*pool.Elector, error) {
+	if cfg.Pool == "" {
+		return nil, nil
+	}
+	if d.pods == nil {
+		return nil, fmt.Errorf("pool %s: the node's pods are not synced, so no pool pod's token can be minted", cfg.Pool)
+	}
+	mint, err := forpods.NodeMinter(d.cloud)
+	if err != nil {
+		return nil, err
+	}
+	tokens := pool.Tokens(pool.PodFinder(d.pods, cfg.PoolNamespace, cfg.PoolServiceAccount), func(ctx context.Context, p pool.Pod) (string, time.Time, error) { return mint(ctx, door.Pod(p)) }, clock.RealClock{})
+	cs, err := kubernetes.NewForConfig(forpods.TokenConfig(d.cloud, d.conns, tokens))
+	if err != nil {
+		return nil, fmt.Errorf("pool lease client: %w", err)
+	}
+	return pool.New(pool.Config{Pool: cfg.Pool, Namespace: cfg.PoolNamespace, Leases: cs.CoordinationV1(), Logger: d.log,
+		Self: pool.Holder{Node: cfg.NodeName, Address: cfg.PoolListenAddress}})
+}
+
+// newFollower reads the pool-wide resources held for the node's pods from
+// e's leader; nil without a pool.
+func newFollower(cfg config, cloud *rest.Config, e *pool.Elector, log *slog.Logger) (*pool.Follower, *pool.Stats, error) {
+	if e == nil {
+		return nil, nil, nil
+	}
+	ca := cloud.TLSClientConfig.CAData
+	if len(ca) == 0 && cloud.TLSClientConfig.CAFile != "" {
+		var err error
+		if ca, err = os.ReadFile(cloud.TLSClientConfig.CAFile); err != nil {
+			return nil, nil, fmt.Errorf("pool: the cluster CA: %w", err)
+		}
+	}
+	mint, err := forpods.NodeMinterFor(cloud, []string{cfg.PoolAudience})
+	if err != nil {
+		return nil, nil, err
+	}
+	nodeTLS, err := rest.TLSConfigFor(cloud)
+	if err != nil {
+		return nil, nil, fmt.Errorf("pool: the node's certificate: %w", err)
+	}
+	stats := pool.NewStats()
+	return pool.NewFollower(pool.FollowerConfig{Elector: e, CA: ca, Stats: stats, Logger: log, Clock: clock.RealClock{}, NodeTLS: nodeTLS,
+		Mint: func(ctx context.Context, p pool.Pod) (string, time.Time, error) { return mint(ctx, door.Pod(p)) }}), stats, nil
+}
+
+// poolUpstream is the upstream of what the node syncs on its own
+// credentials: the leader's pool door for the pool-wide resources
+// (services held whole), the cloud for the rest and without a pool.
+func poolUpstream(f *pool.Follower, res []cloudsync.Resource) func(cloudsync.Resource, cache.ListerWatcherWithContext) cache.ListerWatcherWithContext {
+	whole := holding.PoolWide(res, nil)
+	return func(r cloudsync.Resource, cloud cache.ListerWatcherWithContext) cache.ListerWatcherWithContext {
+		if f == nil || r.ForPods || !whole(r.GVR) {
+			return cloud
+		}
+		return f.Node(r, cloud)
+	}
+}
+
+// poolSyncDeps makes deps's holdings for pods read from f's leader, with
+// their cloud bytes counted in stats; deps unchanged without a pool.
+func poolSyncDeps(deps forpods.SyncDeps, f *pool.Follower, stats *pool.Stats) forpods.SyncDeps {
+	if f == nil {
+		return deps
+	}
+	deps.Wrap = func(r cloudsync.Resource) transport.WrapperFunc { return stats.CountBytes(r.Key(), pool.UpstreamCloud) }
+	deps.Pool = func(r cloudsync.Resource, cloud cache.ListerWatcherWithContext, id func() (door.Pod, bool)) cache.ListerWatcherWithContext {
+		return f.ForPods(r, cloud, func() (pool.Pod, bool) { p, ok := id(); return pool.Pod(p), ok })
+	}
+	return deps
+}
+
+// observePool shows the pool in ops: its metrics, and a /readyz?verbose
+// line per resource held for pods (its upstream and bytes); nothing
+// without a pool.
+func observePool(ops *operations.View, e *pool.Elector, stats *pool.Stats, res []cloudsync.Resource) {
+	if e == nil {
+		return
+	}
+	ops.Metrics().Registry().MustRegister(pool.Collector(e, stats))
+	ops.ObservePool(func(key string) (string, map[string]int64, bool) {
+		st, ok := stats.Snapshot()[key]
+		return st.Upstream, st.Bytes, ok
+	})
+	for _, r := range res {
+		if !r.ForPods {
+			continue
+		}
+		key := r.Key()
+		ops.AddNote(func() (string, string, bool) {
+			info, ok := stats.Describe(key)
+			return "pool:" + key, info, ok
+		})
+	}
+}
+
+// electionRunner is e's Run, or nil.
+func electionRunner(e *pool.Elector) func(context.Context) error {
+	if e == nil {
+		return nil
+	}
+	return e.Run
+}
