@@ -143,16 +143,12 @@ func newFollower(cfg config, cloud *rest.Config, e *pool.Elector, log *slog.Logg
 }
 
 // poolUpstream is the upstream of what the node syncs on its own
-// credentials: the leader's pool door for the pool-wide resources
-// (services held whole), the cloud for the rest and without a pool.
+// credentials (holding.Upstream): f's leader or the cloud.
 func poolUpstream(f *pool.Follower, res []cloudsync.Resource) func(cloudsync.Resource, cache.ListerWatcherWithContext) cache.ListerWatcherWithContext {
-	whole := holding.PoolWide(res, nil)
-	return func(r cloudsync.Resource, cloud cache.ListerWatcherWithContext) cache.ListerWatcherWithContext {
-		if f == nil || r.ForPods || !whole(r.GVR) {
-			return cloud
-		}
-		return f.Node(r, cloud)
+	if f == nil {
+		return holding.Upstream(res, nil)
 	}
+	return holding.Upstream(res, f.Node)
 }
 
 // poolSyncDeps makes deps's holdings for pods read from f's leader, with

@@ -3,6 +3,7 @@ package holding
 import (
 	"github.com/apiserver-lite/apiserver-lite/pkg/cloudsync"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/tools/cache"
 )
 
 // neverPooled are the kinds a pool's leader never serves its followers,
@@ -36,5 +37,20 @@ func PoolWide(res []cloudsync.Resource, current func(schema.GroupVersionResource
 			return true
 		}
 		return forPods[gvr] && current != nil && current(gvr)
+	}
+}
+
+// Upstream picks what the node syncs on its own credentials reads from:
+// through leader (the pool's follower, given the cloud's ListerWatcher as
+// its fallback) for what the leader serves whole (PoolWide without pods'
+// holdings: services in node scope), the cloud for the rest. A nil leader
+// (no pool) leaves every resource on the cloud.
+func Upstream(res []cloudsync.Resource, leader func(cloudsync.Resource, cache.ListerWatcherWithContext) cache.ListerWatcherWithContext) func(cloudsync.Resource, cache.ListerWatcherWithContext) cache.ListerWatcherWithContext {
+	whole := PoolWide(res, nil)
+	return func(r cloudsync.Resource, cloud cache.ListerWatcherWithContext) cache.ListerWatcherWithContext {
+		if leader == nil || r.ForPods || !whole(r.GVR) {
+			return cloud
+		}
+		return leader(r, cloud)
 	}
 }
