@@ -26,14 +26,32 @@ const restartSettle = 5 * time.Second
 type restartResult struct {
 	lists    listCounts
 	caughtUp time.Duration // until every node serves a change made after it
+	// requests are the fleet's requests of every verb, watches included.
+	requests int
+	bytes    cloudBytes
+	// cpuPeak is kube-apiserver's most CPU in one cpuSampleEvery, in cores.
+	cpuPeak float64
 }
 
 // fleetResults is everything one fleet run measured.
 type fleetResults struct {
-	cfg                   fleetConfig
-	machine               machine
-	lite, direct          sideCost
-	cloudRestart, reboot  restartResult
+	cfg                  fleetConfig
+	machine              machine
+	lite, direct         sideCost
+	cloudRestart, reboot restartResult
+	// directRestart is the cloud restart with the kubelet read sets made
+	// directly.
+	directRestart restartResult
+	// rounds are the steady states measured, in order.
+	rounds []fleetRound
+	// profileTop is each side's kube-apiserver CPU profile summary, every
+	// round's profiles merged; indexed by liteSide and kubeSide.
+	profileTop [2]string
+	// rebootLeaseFails are the failed Lease renewals across the restart
+	// of every apiserver-lite, once rebootLeaseCounted says they are
+	// counted.
+	rebootLeaseFails      int64
+	rebootLeaseCounted    bool
 	leaseFails            [2]atomic.Int64 // per side: kubeSide is the direct one
 	reached               []string
 	stopped               error
@@ -50,6 +68,12 @@ type fleet struct {
 	// added are the suffixes of the pods added to every node after the
 	// data set, in order.
 	added []string
+	// direct are the nodes' kubelet read sets while the direct side runs.
+	direct []*kubeletReads
+	// profiles holds kube-apiserver's CPU profiles; profiled lists each
+	// side's, indexed by liteSide and kubeSide.
+	profiles string
+	profiled [2][]string
 }
 
 // podNames names node i's pods, which name their secret and configmap.
@@ -74,16 +98,8 @@ func runFleet(t *testing.T, cfg fleetConfig) *fleetResults {
 	c := framework.New(t, framework.Options{NodeCredentials: true, AuditLog: true, Namespaces: []string{fleetNamespace}})
 	r.cloudStart = time.Since(start)
 	f := &fleet{c: c, cfg: cfg}
-	steps := []struct {
-		name string
-		run  func() error
-	}{
-		{"data set", func() error { return f.load(ctx, r) }},
-		{"apiserver-lite steady state", func() error { return f.liteSide(ctx, r) }},
-		{"cloud restart", func() error { return f.restartCloud(ctx, r) }},
-		{"reboot of every node", func() error { return f.reboot(ctx, r) }},
-		{"direct steady state", func() error { return f.directSide(ctx, r) }},
-	}
+	f.profiles = profileDir(t)
+	steps := f.steps(ctx, r)
 	for _, s := range steps {
 		t.Logf("fleet: %s", s.name)
 		if err := s.run(); err != nil {
@@ -129,96 +145,6 @@ func (f *fleet) localClient(i int) (kubernetes.Interface, error) {
 		return nil, err
 	}
 	return f.local[i], nil
-}
-
-// liteSide starts every node's apiserver-lite, renews the Leases through
-// it, and measures the steady state. The apiserver-lites keep running.
-func (f *fleet) liteSide(ctx context.Context, r *fleetResults) error {
-	base, err := openWatches(ctx, f.c)
-	if err != nil {
-		return err
-	}
-	for _, n := range f.nodes {
-		n.Start()
-	}
-	if err := f.eachNode(func(i int) error { return f.caughtUp(ctx, i, f.cfg.Pods, "") }); err != nil {
-		return err
-	}
-	f.renewLeases(ctx, f.local, &r.leaseFails[liteSide])
-	time.Sleep(f.cfg.Settle)
-	r.lite, err = measureSide(ctx, f.c, f.cfg.Window, base)
-	return err
-}
-
-// restartCloud restarts kube-apiserver with every node connected, then
-// changes every node's pods and times until all serve the change.
-func (f *fleet) restartCloud(ctx context.Context, r *fleetResults) error {
-	start := time.Now()
-	f.c.StopCloud()
-	f.c.StartCloud()
-	var err error
-	r.cloudRestart, err = f.changeAndCatchUp(ctx, start, time.Now(), "c")
-	return err
-}
-
-// reboot kills every node's apiserver-lite and starts them all at once.
-func (f *fleet) reboot(ctx context.Context, r *fleetResults) error {
-	for _, n := range f.nodes {
-		n.Kill()
-	}
-	start := time.Now()
-	for _, n := range f.nodes {
-		n.Start()
-	}
-	var err error
-	r.reboot, err = f.changeAndCatchUp(ctx, start, start, "d")
-	return err
-}
-
-// changeAndCatchUp adds a pod named <node>-<suffix> to every node and
-// waits until each serves it and its secret; the time counts from from,
-// the LISTs from start.
-func (f *fleet) changeAndCatchUp(ctx context.Context, start, from time.Time, suffix string) (restartResult, error) {
-	err := f.eachNode(func(i int) error {
-		return createPod(ctx, f.admin, nodeName(i), nodeName(i)+"-"+suffix)
-	})
-	if err != nil {
-		return restartResult{}, err
-	}
-	f.added = append(f.added, suffix)
-	pods := f.cfg.Pods + len(f.added)
-	err = f.eachNode(func(i int) error { return f.caughtUp(ctx, i, pods, nodeName(i)+"-"+suffix) })
-	took := time.Since(from)
-	time.Sleep(restartSettle)
-	return restartResult{lists: listsSince(f.c, start), caughtUp: took}, err
-}
-
-// directSide stops the apiserver-lites and opens every node's kubelet read
-// set directly against the cloud, with the same Lease renewals.
-func (f *fleet) directSide(ctx context.Context, r *fleetResults) error {
-	for _, n := range f.nodes {
-		n.Kill()
-	}
-	base, err := openWatches(ctx, f.c)
-	if err != nil {
-		return err
-	}
-	direct := make([]kubernetes.Interface, len(f.nodes))
-	err = f.eachNode(func(i int) error {
-		cs, err := kubernetes.NewForConfig(f.nodes[i].CloudConfig)
-		if err != nil {
-			return err
-		}
-		direct[i] = cs
-		return openKubeletReads(ctx, f.nodes[i].CloudConfig, nodeName(i), f.podNames(i))
-	})
-	if err != nil {
-		return err
-	}
-	f.renewLeases(ctx, direct, &r.leaseFails[kubeSide])
-	time.Sleep(f.cfg.Settle)
-	r.direct, err = measureSide(ctx, f.c, f.cfg.Window, base)
-	return err
 }
 
 // renewLeases renews every node's Lease through clients until ctx ends.

@@ -31,6 +31,9 @@ type sideCost struct {
 	// apiCPU is kube-apiserver's CPU time per minute of the window.
 	apiCPU         time.Duration
 	apiRSS, etcRSS int64
+	// bytesPerMin is what kube-apiserver sent per minute of the window
+	// (see cloudBytes).
+	bytesPerMin float64
 }
 
 // nonWatchPerMin is the fleet's requests per minute other than watches.

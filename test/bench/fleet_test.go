@@ -50,8 +50,9 @@ func TestBenchFleetSmoke(t *testing.T) {
 func soundFleet() *fleetResults {
 	side := sideCost{perMin: map[string]float64{"update leases": 18, "watch pods": 1}, watches: 10,
 		apiCPU: time.Second, apiRSS: mib, etcRSS: mib}
-	return &fleetResults{cfg: fleetSmokeConfig(), lite: side, direct: side,
-		cloudRestart: restartResult{caughtUp: time.Second}, reboot: restartResult{caughtUp: time.Second}}
+	restart := restartResult{caughtUp: time.Second, requests: 10, bytes: cloudBytes{list: mib}, cpuPeak: 1}
+	return &fleetResults{cfg: fleetSmokeConfig(), lite: side, direct: side, rounds: []fleetRound{{lite: side, direct: side}},
+		profileTop: [2]string{"flat", "flat"}, cloudRestart: restart, directRestart: restart, reboot: restart}
 }
 
 // TestFleetCheck shows that the smoke run's check fails on the faults it
@@ -67,6 +68,9 @@ func TestFleetCheck(t *testing.T) {
 		{"no watches", func(r *fleetResults) { r.direct.watches = 0 }, "open watches"},
 		{"no CPU", func(r *fleetResults) { r.lite.apiCPU = 0 }, "CPU"},
 		{"no catch-up", func(r *fleetResults) { r.reboot.caughtUp = 0 }, "catch-up"},
+		{"round missing", func(r *fleetResults) { r.rounds = nil }, "rounds measured"},
+		{"no direct profile", func(r *fleetResults) { r.profileTop[kubeSide] = "" }, "profile"},
+		{"direct cloud restart not caught up", func(r *fleetResults) { r.directRestart.caughtUp = 0 }, "cloud restart"},
 		{"stopped", func(r *fleetResults) { r.stopped = errors.New("node fleet-001 serves 3 pods, want 4") }, "stopped"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
