@@ -52,7 +52,7 @@ func parseCloudBytes(body []byte) (cloudBytes, error) {
 		switch {
 		case strings.HasPrefix(line, "apiserver_watch_events_sizes_sum{"):
 			dst = &b.watch
-		case !strings.HasPrefix(line, "apiserver_response_sizes_sum{") || strings.Contains(line, `resource=""`):
+		case !strings.HasPrefix(line, "apiserver_response_sizes_sum{") || noResource(line):
 			continue // not a resource request's response
 		case strings.Contains(line, `verb="LIST"`):
 			dst = &b.list
@@ -69,6 +69,12 @@ func parseCloudBytes(body []byte) (cloudBytes, error) {
 		*dst += v
 	}
 	return b, sc.Err()
+}
+
+// noResource reports whether a metrics line is labelled resource="", a
+// non-resource request's (subresource="" does not count).
+func noResource(line string) bool {
+	return strings.Contains(line, `{resource=""`) || strings.Contains(line, `,resource=""`)
 }
 
 // cpuSampler reads kube-apiserver's CPU every cpuSampleEvery until

@@ -31,6 +31,9 @@ type sideCost struct {
 	// apiCPU is kube-apiserver's CPU time per minute of the window.
 	apiCPU         time.Duration
 	apiRSS, etcRSS int64
+	// conns are the established connections to the cloud above the
+	// baseline, at the end of the window.
+	conns int
 	// bytesPerMin is what kube-apiserver sent per minute of the window
 	// (see cloudBytes).
 	bytesPerMin float64

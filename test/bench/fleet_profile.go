@@ -28,7 +28,7 @@ const (
 // profiledSide measures a side's steady state while profiling
 // kube-apiserver's CPU over the same window, in chunks saved to dir as
 // <label>-<n>.pprof.
-func profiledSide(ctx context.Context, c *framework.Cluster, cfg fleetConfig, base int, dir, label string) (sideCost, []string, error) {
+func profiledSide(ctx context.Context, c *framework.Cluster, cfg fleetConfig, base baseline, dir, label string) (sideCost, []string, error) {
 	bytes0, err := readCloudBytes(ctx, c)
 	if err != nil {
 		return sideCost{}, nil, err
@@ -41,14 +41,16 @@ func profiledSide(ctx context.Context, c *framework.Cluster, cfg fleetConfig, ba
 		defer close(done)
 		paths, perr = profileCloud(ctx, c, cfg.Window, dir, label)
 	}()
-	cost, err := measureSide(ctx, c, cfg.Window, base)
+	cost, err := measureSide(ctx, c, cfg.Window, base.watches)
 	<-done
 	if err != nil {
 		return cost, paths, err
 	}
 	bytes1, err := readCloudBytes(ctx, c)
 	cost.bytesPerMin = bytes1.minus(bytes0).total() / time.Since(start).Minutes()
-	return cost, paths, errors.Join(err, perr)
+	conns, cerr := cloudConns(c)
+	cost.conns = conns - base.conns
+	return cost, paths, errors.Join(err, cerr, perr)
 }
 
 // profileCloud saves kube-apiserver's CPU profiles covering about d, one

@@ -64,7 +64,7 @@ func (f *fleet) liteRound(ctx context.Context, r *fleetResults, stop ...context.
 		s()
 	}
 	f.direct = nil
-	base, err := openWatches(ctx, f.c)
+	base, err := readBaseline(ctx, f.c)
 	if err != nil {
 		return nil, err
 	}
@@ -101,7 +101,7 @@ func (f *fleet) directRound(ctx context.Context, r *fleetResults, stop context.C
 		return nil, errNoSide
 	}
 	stop()
-	base, err := openWatches(ctx, f.c)
+	base, err := readBaseline(ctx, f.c)
 	if err != nil {
 		return nil, err
 	}
@@ -130,7 +130,7 @@ func (f *fleet) directRound(ctx context.Context, r *fleetResults, stop context.C
 
 // measure counts one side's steady state, profiling kube-apiserver over
 // the window, and records it in the round it belongs to.
-func (f *fleet) measure(ctx context.Context, r *fleetResults, side int, base int) (sideCost, error) {
+func (f *fleet) measure(ctx context.Context, r *fleetResults, side int, base baseline) (sideCost, error) {
 	round := len(r.rounds)
 	if side == liteSide {
 		r.rounds = append(r.rounds, fleetRound{})
