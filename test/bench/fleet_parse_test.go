@@ -3,6 +3,8 @@
 package bench
 
 import (
+	"bytes"
+	"strings"
 	"testing"
 )
 
@@ -69,6 +71,35 @@ func TestSpreadOf(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			if got := spreadOf(tt.xs); got != tt.want {
 				t.Errorf("spreadOf(%v): got %+v, want %+v", tt.xs, got, tt.want)
+			}
+		})
+	}
+}
+
+// TestFleetReport: the report carries the rounds, the restarts of both
+// sides, the verdicts and the model, and reads the Lease verdict from the
+// results.
+func TestFleetReport(t *testing.T) {
+	for _, tt := range []struct {
+		name   string
+		mutate func(r *fleetResults)
+		want   []string
+	}{
+		{"sound", func(*fleetResults) {}, []string{"| round 1 | 1.00 | 1.00 |", "kubelet read set direct | 10 |",
+			"Model of 10000 nodes", "| steady state: open cloud watches | 3.33  | 33333  |", "no failed Lease renewal | not counted in this run |"}},
+		{"lease failures counted", func(r *fleetResults) { r.rebootLeaseCounted, r.rebootLeaseFails = true, 2 },
+			[]string{"no failed Lease renewal | **no** (2 failed) |"}},
+		{"no lease failure", func(r *fleetResults) { r.rebootLeaseCounted = true }, []string{"no failed Lease renewal | yes (0 failed) |"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			r := soundFleet()
+			tt.mutate(r)
+			var b bytes.Buffer
+			r.writeMarkdown(&b)
+			for _, w := range tt.want {
+				if !strings.Contains(b.String(), w) {
+					t.Errorf("report: got\n%s\nwant it to contain %q", b.String(), w)
+				}
 			}
 		})
 	}

@@ -50,6 +50,7 @@ func (r *fleetResults) writeMarkdown(w io.Writer) {
 	r.writeRounds(&b)
 	r.writeRestarts(&b)
 	r.writeVerdicts(&b)
+	r.writeModel(&b)
 	r.writeProfiles(&b)
 	_, _ = w.Write(b.Bytes())
 }
