@@ -47,6 +47,8 @@ type fleetResults struct {
 	// profileTop is each side's kube-apiserver CPU profile summary, every
 	// round's profiles merged; indexed by liteSide and kubeSide.
 	profileTop [2]string
+	// suspects are each side's suspected costs found in those profiles.
+	suspects [2]suspectTimes
 	// rebootLeaseFails are the failed Lease renewals across the restart
 	// of every apiserver-lite, once rebootLeaseCounted says they are
 	// counted.

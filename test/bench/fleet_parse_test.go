@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestParseCloudBytes reads the byte counters the fleet report sums.
@@ -102,5 +103,35 @@ func TestFleetReport(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestParseSuspects reads the suspects' times from pprof's -top -cum.
+func TestParseSuspects(t *testing.T) {
+	out := `File: kube-apiserver
+Duration: 360.06s, Total samples = 6.96s ( 1.93%)
+      flat  flat%   sum%        cum   cum%
+     0.10s  1.44%  2.30%      1.46s 20.98%  runtime.findRunnable
+         0     0% 34.34%      0.34s  4.89%  golang.org/x/net/http2.(*serverConn).writeFrameAsync
+     0.01s  0.14% 37.07%      0.22s  3.16%  golang.org/x/net/http2.(*serverConn).serve
+         0     0% 38.22%     160ms  2.30%  golang.org/x/net/http2.(*serverConn).readFrames
+         0     0% 53.74%      0.06s  0.86%  golang.org/x/net/http2.(*serverConn).processPing
+         0     0% 53.74%      0.06s  0.86%  golang.org/x/net/http2.(*serverConn).processPingAck
+`
+	got, err := parseSuspects([]byte(out))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []time.Duration{60 * time.Millisecond, 720 * time.Millisecond, 0, 0, 0}
+	if got.total != 6960*time.Millisecond {
+		t.Errorf("total: got %v, want 6.96s", got.total)
+	}
+	for i, w := range want {
+		if got.cum[i] != w {
+			t.Errorf("%s: got %v, want %v", suspects[i].name, got.cum[i], w)
+		}
+	}
+	if _, err := parseSuspects([]byte("no profile")); err == nil {
+		t.Error("parseSuspects without a total: got no error, want one")
 	}
 }

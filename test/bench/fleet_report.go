@@ -48,6 +48,7 @@ func (r *fleetResults) writeMarkdown(w io.Writer) {
 	fmt.Fprintf(&b, "| etcd VmRSS | %.0f MiB | %.0f MiB |\n", mibOf(r.lite.etcRSS), mibOf(r.direct.etcRSS))
 	fmt.Fprintf(&b, "| failed Lease renewals, whole run (restarts included) | %d | %d |\n\n", r.leaseFails[liteSide].Load(), r.leaseFails[kubeSide].Load())
 	r.writeRounds(&b)
+	r.writeSuspects(&b)
 	r.writeRestarts(&b)
 	r.writeVerdicts(&b)
 	r.writeModel(&b)

@@ -165,6 +165,9 @@ func (f *fleet) summarize(ctx context.Context, r *fleetResults) error {
 			return fmt.Errorf("%s: %w", sideLabel(side), err)
 		}
 		r.profileTop[side] = top
+		if r.suspects[side], err = profileSuspects(ctx, f.profiled[side]); err != nil {
+			return fmt.Errorf("%s: %w", sideLabel(side), err)
+		}
 	}
 	return nil
 }

@@ -58,8 +58,10 @@ func (r *fleetResults) writeRestarts(b *bytes.Buffer) {
 func (r *fleetResults) writeVerdicts(b *bytes.Buffer) {
 	b.WriteString("| goal | verdict |\n| --- | --- |\n")
 	l, d := r.cpuSpread(liteSide), r.cpuSpread(kubeSide)
-	fmt.Fprintf(b, "| steady state: apiserver-lite ≤ direct in cloud requests per minute (round 1) | %s |\n",
-		verdict(r.lite.allPerMin() <= r.direct.allPerMin()+rateTolerance))
+	// A window's edges can cut one renewal per node either way.
+	edge := float64(r.cfg.Nodes) / r.cfg.Window.Minutes()
+	fmt.Fprintf(b, "| steady state: apiserver-lite ≤ direct in cloud requests per minute (round 1, give or take one Lease renewal per node at the window's edges) | %s (%.1f against %.1f) |\n",
+		verdict(r.lite.allPerMin() <= r.direct.allPerMin()+edge+rateTolerance), r.lite.allPerMin(), r.direct.allPerMin())
 	fmt.Fprintf(b, "| steady state: apiserver-lite ≤ direct in kube-apiserver CPU (median of %d rounds) | %s (%.2f against %.2f) |\n",
 		len(r.rounds), verdict(l.median > 0 && l.median <= d.median), l.median, d.median)
 	rb := r.reboot
