@@ -138,10 +138,12 @@ func (f *fleet) measure(ctx context.Context, r *fleetResults, side int, base bas
 		round--
 	}
 	label := fmt.Sprintf("%s-%d", sideLabel(side), round+1)
+	clients0, start := f.clientsCPU(side), time.Now()
 	cost, paths, err := profiledSide(ctx, f.c, f.cfg, base, f.profiles, label)
 	if err != nil {
 		return cost, err
 	}
+	cost.clientCPU = time.Duration(float64(f.clientsCPU(side)-clients0) / time.Since(start).Minutes())
 	f.profiled[side] = append(f.profiled[side], paths...)
 	if side == liteSide {
 		r.rounds[round].lite = cost
@@ -155,6 +157,22 @@ func (f *fleet) measure(ctx context.Context, r *fleetResults, side int, base bas
 		}
 	}
 	return cost, nil
+}
+
+// clientsCPU is the CPU time every apiserver-lite has used on this
+// machine; zero on the direct side, whose informers share the benchmark's
+// process. A process that is gone counts nothing.
+func (f *fleet) clientsCPU(side int) time.Duration {
+	var sum time.Duration
+	if side == kubeSide {
+		return sum
+	}
+	for _, n := range f.nodes {
+		if d, err := readCPU(n.Process().Pid()); err == nil {
+			sum += d
+		}
+	}
+	return sum
 }
 
 // summarize writes each side's profile summary into r.

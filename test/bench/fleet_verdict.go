@@ -28,6 +28,13 @@ func (r *fleetResults) writeRounds(b *bytes.Buffer) {
 	}
 	l, d := r.cpuSpread(liteSide), r.cpuSpread(kubeSide)
 	fmt.Fprintf(b, "| **median** (least – most) | **%.2f** (%.2f – %.2f) | **%.2f** (%.2f – %.2f) |\n", l.median, l.least, l.most, d.median, d.least, d.most)
+	var lc []float64
+	for _, rd := range r.rounds {
+		lc = append(lc, rd.lite.clientCPU.Seconds())
+	}
+	cl := spreadOf(lc)
+	fmt.Fprintf(b, "| every apiserver-lite's own CPU seconds per minute, on the same cores, median (least – most) | %.2f (%.2f – %.2f) | (the informers share the benchmark's process) |\n",
+		cl.median, cl.least, cl.most)
 	fmt.Fprintf(b, "| cloud bytes sent per minute, round 1 | %.0f KiB | %.0f KiB |\n", r.lite.bytesPerMin/1024, r.direct.bytesPerMin/1024)
 	fmt.Fprintf(b, "| TLS connections to the cloud at the end of round 1, per node | %.1f | %.1f |\n\n",
 		float64(r.lite.conns)/float64(r.cfg.Nodes), float64(r.direct.conns)/float64(r.cfg.Nodes))
