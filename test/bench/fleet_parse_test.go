@@ -135,3 +135,16 @@ Duration: 360.06s, Total samples = 6.96s ( 1.93%)
 		t.Error("parseSuspects without a total: got no error, want one")
 	}
 }
+
+// FuzzFleetParsers: the fleet report's parsers of kube-apiserver's
+// metrics, /proc/net/tcp and pprof's summary never panic.
+func FuzzFleetParsers(f *testing.F) {
+	f.Add([]byte("apiserver_watch_events_sizes_sum{kind=\"Pod\"} 5\n"))
+	f.Add([]byte("Total samples = \n   0 0% 0% 1s 1% golang.org/x/net/http2.(*serverConn).serve\n"))
+	f.Add([]byte("   1: 0100007F:A000 0100007F:1F90 01 0\n"))
+	f.Fuzz(func(_ *testing.T, data []byte) {
+		_, _ = parseCloudBytes(data)
+		_, _ = parseSuspects(data)
+		_ = countConnsTo(data, 0x1F90)
+	})
+}

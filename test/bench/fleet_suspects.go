@@ -63,7 +63,8 @@ func parseSuspects(out []byte) (suspectTimes, error) {
 	for sc.Scan() {
 		line := sc.Text()
 		if _, after, ok := strings.Cut(line, "Total samples = "); ok {
-			d, err := pprofDuration(strings.Fields(after)[0])
+			total, _, _ := strings.Cut(after, " ")
+			d, err := pprofDuration(total)
 			if err != nil {
 				return st, err
 			}
