@@ -143,6 +143,7 @@ func (f *fleet) localClient(i int) (kubernetes.Interface, error) {
 	if err != nil {
 		return nil, err
 	}
+	cfg.QPS, cfg.Burst = clientQPS, clientBurst // the limiter's error would hide the node's
 	if f.local[i], err = kubernetes.NewForConfig(cfg); err != nil {
 		return nil, err
 	}
@@ -181,7 +182,10 @@ func (f *fleet) caughtUp(ctx context.Context, i, pods int, marker string) error 
 		}
 		return err
 	}
-	return pollUntil(ctx, check)
+	if err := pollUntil(ctx, check); err != nil {
+		return fmt.Errorf("%s: %w", nodeName(i), err)
+	}
+	return nil
 }
 
 // eachNode runs fn for every node, fleetWorkers at a time, and joins the
