@@ -143,7 +143,6 @@ func (f *fleet) localClient(i int) (kubernetes.Interface, error) {
 	if err != nil {
 		return nil, err
 	}
-	cfg.QPS, cfg.Burst = clientQPS, clientBurst // the limiter's error would hide the node's
 	if f.local[i], err = kubernetes.NewForConfig(cfg); err != nil {
 		return nil, err
 	}
@@ -182,6 +181,8 @@ func (f *fleet) caughtUp(ctx context.Context, i, pods int, marker string) error 
 		}
 		return err
 	}
+	// The client's rate limiter paces the polls; its error near the
+	// deadline stands for the node's last one.
 	if err := pollUntil(ctx, check); err != nil {
 		return fmt.Errorf("%s: %w", nodeName(i), err)
 	}
