@@ -10,7 +10,8 @@
 #                    to docs/benchmarks-scale10.md)
 #   make bench-fleet N apiserver-lite nodes against one kube-apiserver beside
 #                    their kubelet read set made directly (BENCH_FLEET_NODES,
-#                    default 100), written to docs/benchmarks-fleet.md
+#                    default 100; BENCH_FLEET_ROUNDS of both sides, default
+#                    3), written to docs/benchmarks-fleet.md
 #   make bench-micro Go microbenchmarks of ./pkg/..., written to docs/benchmarks.txt
 #   make fuzz        a short run of every fuzz target
 #   make upstream-e2e Kubernetes' own api-machinery e2e specs through
@@ -44,6 +45,7 @@ BENCH_ROUNDS ?= 3
 BENCH_TIMEOUT ?= 90m
 BENCH_FLEET_NODES ?= 100
 BENCH_FLEET_PODS ?= 30
+BENCH_FLEET_ROUNDS ?= 3
 BENCH_FLEET_REPORT ?= docs/benchmarks-fleet.md
 # The default data set's report is docs/benchmarks.md; another scale's goes
 # beside it, so one run does not overwrite the other.
@@ -154,6 +156,7 @@ bench-fleet: build tools
 	APISERVER_LITE_TOOLS_BIN=$$(test/tools/build.sh) \
 	BENCH_FLEET_REPORT=$(abspath $(BENCH_FLEET_REPORT)) \
 	BENCH_FLEET_NODES=$(BENCH_FLEET_NODES) BENCH_FLEET_PODS=$(BENCH_FLEET_PODS) \
+	BENCH_FLEET_ROUNDS=$(BENCH_FLEET_ROUNDS) \
 	$(GO) test -tags e2e -count=1 -timeout $(BENCH_TIMEOUT) -run '^TestBenchFleet$$' -v ./test/bench/
 
 # Kubernetes' own e2e.test (k8s.io/kubernetes test/e2e, cached with the other

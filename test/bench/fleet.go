@@ -25,14 +25,29 @@ const restartSettle = 5 * time.Second
 type restartResult struct {
 	lists    listCounts
 	caughtUp time.Duration // until every node serves a change made after it
+	// requests are the fleet's requests of every verb, watches included.
+	requests int
+	bytes    cloudBytes
+	// cpuPeak is kube-apiserver's most CPU in one cpuSampleEvery, in cores.
+	cpuPeak float64
 }
 
 // fleetResults is everything one fleet run measured.
 type fleetResults struct {
-	cfg                   fleetConfig
-	machine               machine
-	lite, direct          sideCost
-	cloudRestart, reboot  restartResult
+	cfg                  fleetConfig
+	machine              machine
+	lite, direct         sideCost
+	cloudRestart, reboot restartResult
+	// directRestart is the cloud restart with the kubelet read sets made
+	// directly.
+	directRestart restartResult
+	// rounds are the steady states measured, in order.
+	rounds []fleetRound
+	// profileTop is each side's kube-apiserver CPU profile summary, every
+	// round's profiles merged; indexed by liteSide and kubeSide.
+	profileTop [2]string
+	// suspects are each side's suspected costs found in those profiles.
+	suspects              [2]suspectTimes
 	rebootLists           rebootLists
 	leaseFails            [2]sideLeases // per side: kubeSide is the direct one
 	reached               []string
@@ -47,11 +62,15 @@ type fleet struct {
 	admin kubernetes.Interface // unthrottled
 	nodes []*framework.Node
 	local []kubernetes.Interface // each node's apiserver-lite
-	// endLite stops the Lease renewals through the apiserver-lites.
-	endLite context.CancelFunc
 	// added are the suffixes of the pods added to every node after the
 	// data set, in order.
 	added []string
+	// direct are the nodes' kubelet read sets while the direct side runs.
+	direct []*kubeletReads
+	// profiles holds kube-apiserver's CPU profiles; profiled lists each
+	// side's, indexed by liteSide and kubeSide.
+	profiles string
+	profiled [2][]string
 }
 
 // podNames names node i's pods, which name their secret and configmap.
@@ -76,16 +95,8 @@ func runFleet(t *testing.T, cfg fleetConfig) *fleetResults {
 	c := framework.New(t, framework.Options{NodeCredentials: true, AuditLog: true, Namespaces: []string{fleetNamespace}})
 	r.cloudStart = time.Since(start)
 	f := &fleet{c: c, cfg: cfg}
-	steps := []struct {
-		name string
-		run  func() error
-	}{
-		{"data set", func() error { return f.load(ctx, r) }},
-		{"apiserver-lite steady state", func() error { return f.liteSide(ctx, r) }},
-		{"cloud restart", func() error { return f.restartCloud(ctx, r) }},
-		{"reboot of every node", func() error { return f.reboot(ctx, r) }},
-		{"direct steady state", func() error { return f.directSide(ctx, r) }},
-	}
+	f.profiles = profileDir(t)
+	steps := f.steps(ctx, r)
 	for _, s := range steps {
 		t.Logf("fleet: %s", s.name)
 		if err := s.run(); err != nil {
@@ -134,102 +145,6 @@ func (f *fleet) localClient(i int) (kubernetes.Interface, error) {
 	return f.local[i], nil
 }
 
-// liteSide starts every node's apiserver-lite, renews the Leases through
-// it, and measures the steady state. The apiserver-lites keep running.
-func (f *fleet) liteSide(ctx context.Context, r *fleetResults) error {
-	base, err := openWatches(ctx, f.c)
-	if err != nil {
-		return err
-	}
-	for _, n := range f.nodes {
-		n.Start()
-	}
-	if err := f.eachNode(func(i int) error { return f.caughtUp(ctx, i, f.cfg.Pods, "") }); err != nil {
-		return err
-	}
-	var liteCtx context.Context
-	liteCtx, f.endLite = context.WithCancel(ctx)
-	f.renewLeases(liteCtx, f.local, &r.leaseFails[liteSide])
-	time.Sleep(f.cfg.Settle)
-	r.lite, err = measureSide(ctx, f.c, f.cfg.Window, base)
-	return err
-}
-
-// restartCloud restarts kube-apiserver with every node connected, then
-// changes every node's pods and times until all serve the change.
-func (f *fleet) restartCloud(ctx context.Context, r *fleetResults) error {
-	start := time.Now()
-	r.enterPhase(phaseCloudRestart)
-	defer r.enterPhase(phaseSteady)
-	f.c.StopCloud()
-	f.c.StartCloud()
-	var err error
-	r.cloudRestart, err = f.changeAndCatchUp(ctx, start, time.Now(), "c")
-	return err
-}
-
-// reboot restarts every node's apiserver-lite at once, each as systemctl
-// restart does: SIGTERM, then a start on the sockets held for its doors.
-func (f *fleet) reboot(ctx context.Context, r *fleetResults) error {
-	r.enterPhase(phaseDaemonRestart)
-	defer r.enterPhase(phaseSteady)
-	start := time.Now()
-	if err := f.eachNode(func(i int) error { return f.restartNode(i) }); err != nil {
-		return err
-	}
-	var err error
-	r.reboot, err = f.changeAndCatchUp(ctx, start, start, "d")
-	r.rebootLists = countRebootLists(f.c, start, "d")
-	return err
-}
-
-// changeAndCatchUp adds a pod named <node>-<suffix> to every node and
-// waits until each serves it and its secret; the time counts from from,
-// the LISTs from start.
-func (f *fleet) changeAndCatchUp(ctx context.Context, start, from time.Time, suffix string) (restartResult, error) {
-	err := f.eachNode(func(i int) error {
-		return createPod(ctx, f.admin, nodeName(i), nodeName(i)+"-"+suffix)
-	})
-	if err != nil {
-		return restartResult{}, err
-	}
-	f.added = append(f.added, suffix)
-	pods := f.cfg.Pods + len(f.added)
-	err = f.eachNode(func(i int) error { return f.caughtUp(ctx, i, pods, nodeName(i)+"-"+suffix) })
-	took := time.Since(from)
-	time.Sleep(restartSettle)
-	return restartResult{lists: listsSince(f.c, start), caughtUp: took}, err
-}
-
-// directSide stops the apiserver-lites and opens every node's kubelet read
-// set directly against the cloud, with the same Lease renewals.
-func (f *fleet) directSide(ctx context.Context, r *fleetResults) error {
-	f.endLite()
-	for _, n := range f.nodes {
-		n.Kill()
-	}
-	base, err := openWatches(ctx, f.c)
-	if err != nil {
-		return err
-	}
-	direct := make([]kubernetes.Interface, len(f.nodes))
-	err = f.eachNode(func(i int) error {
-		cs, err := kubernetes.NewForConfig(f.nodes[i].CloudConfig)
-		if err != nil {
-			return err
-		}
-		direct[i] = cs
-		return openKubeletReads(ctx, f.nodes[i].CloudConfig, nodeName(i), f.podNames(i))
-	})
-	if err != nil {
-		return err
-	}
-	f.renewLeases(ctx, direct, &r.leaseFails[kubeSide])
-	time.Sleep(f.cfg.Settle)
-	r.direct, err = measureSide(ctx, f.c, f.cfg.Window, base)
-	return err
-}
-
 // renewLeases renews every node's Lease through clients until ctx ends.
 func (f *fleet) renewLeases(ctx context.Context, clients []kubernetes.Interface, failed *sideLeases) {
 	for i, cs := range clients {
@@ -262,7 +177,12 @@ func (f *fleet) caughtUp(ctx context.Context, i, pods int, marker string) error 
 		}
 		return err
 	}
-	return pollUntil(ctx, check)
+	// The client's rate limiter paces the polls; its error near the
+	// deadline stands for the node's last one.
+	if err := pollUntil(ctx, check); err != nil {
+		return fmt.Errorf("%s: %w", nodeName(i), err)
+	}
+	return nil
 }
 
 // eachNode runs fn for every node, fleetWorkers at a time, and joins the

@@ -14,12 +14,16 @@ const (
 	envFleetReport = "BENCH_FLEET_REPORT" // Markdown file to write; unset: skip
 	envFleetNodes  = "BENCH_FLEET_NODES"  // nodes, default defaultFleetNodes
 	envFleetPods   = "BENCH_FLEET_PODS"   // pods per node, default defaultFleetPods
+	envFleetRounds = "BENCH_FLEET_ROUNDS" // rounds of both sides, default defaultFleetRounds
 )
 
 // The fleet the issue measures.
 const (
 	defaultFleetNodes = 100
 	defaultFleetPods  = 30
+	// defaultFleetRounds of both sides' steady states, in turn: one is
+	// noise on a shared machine, three give a median and a spread.
+	defaultFleetRounds = 3
 	// fleetWindow is how long each side's steady state is counted.
 	fleetWindow = 2 * time.Minute
 	// fleetSettle lets the starts' requests finish before a window.
@@ -36,22 +40,24 @@ const (
 // fleetConfig sizes one fleet run.
 type fleetConfig struct {
 	Nodes, Pods int
+	// Rounds of both sides' steady states, apiserver-lite's first.
+	Rounds int
 	// Window is each side's steady state counted; Settle precedes it.
 	Window, Settle time.Duration
 }
 
 // fleetSmokeConfig is make test's run: three nodes, one short round.
 func fleetSmokeConfig() fleetConfig {
-	return fleetConfig{Nodes: 3, Pods: 4, Window: 20 * time.Second, Settle: 5 * time.Second}
+	return fleetConfig{Nodes: 3, Pods: 4, Rounds: 1, Window: 20 * time.Second, Settle: 5 * time.Second}
 }
 
 // fleetConfigFromEnv reads the full run's size from the environment.
 func fleetConfigFromEnv() (fleetConfig, error) {
-	c := fleetConfig{Nodes: defaultFleetNodes, Pods: defaultFleetPods, Window: fleetWindow, Settle: fleetSettle}
+	c := fleetConfig{Nodes: defaultFleetNodes, Pods: defaultFleetPods, Rounds: defaultFleetRounds, Window: fleetWindow, Settle: fleetSettle}
 	for _, v := range []struct {
 		env string
 		dst *int
-	}{{envFleetNodes, &c.Nodes}, {envFleetPods, &c.Pods}} {
+	}{{envFleetNodes, &c.Nodes}, {envFleetPods, &c.Pods}, {envFleetRounds, &c.Rounds}} {
 		s := os.Getenv(v.env)
 		if s == "" {
 			continue

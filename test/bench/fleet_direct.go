@@ -50,24 +50,36 @@ func kubeletReadSet(cs kubernetes.Interface, node string, pods []string) []kubel
 // openKubeletReads runs node's kubelet read set against the cloud as the
 // node until ctx ends, and returns once every informer has synced. pods
 // names the node's pods.
-func openKubeletReads(ctx context.Context, cfg *rest.Config, node string, pods []string) error {
+func openKubeletReads(ctx context.Context, cfg *rest.Config, node string, pods []string) (*kubeletReads, error) {
 	cfg = rest.CopyConfig(cfg)
 	cfg.QPS, cfg.Burst = clientQPS, clientBurst
 	cs, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
-		return fmt.Errorf("%s clientset: %w", node, err)
+		return nil, fmt.Errorf("%s clientset: %w", node, err)
 	}
+	k := &kubeletReads{cs: cs, node: node}
+	if err := k.run(ctx, kubeletReadSet(cs, node, pods)); err != nil {
+		return nil, err
+	}
+	return k, nil
+}
+
+// run starts an informer for each read and waits until all have synced.
+func (k *kubeletReads) run(ctx context.Context, reads []kubeletRead) error {
 	var synced []cache.InformerSynced
-	for _, r := range kubeletReadSet(cs, node, pods) {
+	for _, r := range reads {
 		lw := cache.NewListWatchFromClient(r.client, r.resource, r.namespace, r.field)
 		inf := cache.NewSharedIndexInformer(lw, r.obj, 0, cache.Indexers{})
+		if r.resource == "pods" {
+			k.pods = inf.GetStore()
+		}
 		go inf.RunWithContext(ctx)
 		synced = append(synced, inf.HasSynced)
 	}
 	wctx, cancel := context.WithTimeout(ctx, fleetCatchUp)
 	defer cancel()
 	if !cache.WaitForCacheSync(wctx.Done(), synced...) {
-		return fmt.Errorf("%s: kubelet read set not synced: %w", node, wctx.Err())
+		return fmt.Errorf("%s: kubelet read set not synced: %w", k.node, wctx.Err())
 	}
 	return nil
 }

@@ -31,6 +31,15 @@ type sideCost struct {
 	// apiCPU is kube-apiserver's CPU time per minute of the window.
 	apiCPU         time.Duration
 	apiRSS, etcRSS int64
+	// clientCPU is the CPU time per minute every apiserver-lite used on
+	// this machine, beside kube-apiserver's; zero on the direct side.
+	clientCPU time.Duration
+	// conns are the established connections to the cloud above the
+	// baseline, at the end of the window.
+	conns int
+	// bytesPerMin is what kube-apiserver sent per minute of the window
+	// (see cloudBytes).
+	bytesPerMin float64
 }
 
 // nonWatchPerMin is the fleet's requests per minute other than watches.

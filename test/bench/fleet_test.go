@@ -50,8 +50,9 @@ func TestBenchFleetSmoke(t *testing.T) {
 func soundFleet() *fleetResults {
 	side := sideCost{perMin: map[string]float64{"update leases": 18, "watch pods": 1}, watches: 10,
 		apiCPU: time.Second, apiRSS: mib, etcRSS: mib}
-	return &fleetResults{cfg: fleetSmokeConfig(), lite: side, direct: side,
-		cloudRestart: restartResult{caughtUp: time.Second}, reboot: restartResult{caughtUp: time.Second}}
+	restart := restartResult{caughtUp: time.Second, requests: 10, bytes: cloudBytes{list: mib}, cpuPeak: 1}
+	return &fleetResults{cfg: fleetSmokeConfig(), lite: side, direct: side, rounds: []fleetRound{{lite: side, direct: side}},
+		profileTop: [2]string{"flat", "flat"}, cloudRestart: restart, directRestart: restart, reboot: restart}
 }
 
 // TestFleetCheck shows that the smoke run's check fails on the faults it
@@ -78,6 +79,9 @@ func TestFleetCheck(t *testing.T) {
 				r.leaseFails[kubeSide].Add(1)
 			}
 		}, ""},
+		{"round missing", func(r *fleetResults) { r.rounds = nil }, "rounds measured"},
+		{"no direct profile", func(r *fleetResults) { r.profileTop[kubeSide] = "" }, "profile"},
+		{"direct cloud restart not caught up", func(r *fleetResults) { r.directRestart.caughtUp = 0 }, "cloud restart"},
 		{"stopped", func(r *fleetResults) { r.stopped = errors.New("node fleet-001 serves 3 pods, want 4") }, "stopped"},
 		{"restart lists a collection", func(r *fleetResults) { r.rebootLists.collection = 1 }, "1 collection LISTs"},
 		{"restart lists an object", func(r *fleetResults) { r.rebootLists.single = 2 }, "2 single-object LISTs"},

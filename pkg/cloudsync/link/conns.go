@@ -13,9 +13,18 @@ import (
 	"k8s.io/utils/clock"
 )
 
-// dialTimeout bounds a TCP dial to the cloud when the transport has no
-// dialer of its own, as client-go's default dialer does.
-const dialTimeout = 30 * time.Second
+const (
+	// dialTimeout bounds a TCP dial to the cloud, on the injected clock: a
+	// black-holed link fails after it instead of after the kernel's SYN
+	// retries (about 2 min) or client-go's 30 s. Every client of the cloud
+	// shares the transport it bounds, the local API's proxy included, so
+	// an unreachable cloud is answered 503 within seconds. Linux sends
+	// three SYNs within it (at 0, 1 and 3 s).
+	dialTimeout = 5 * time.Second
+	// dialKeepAlive is the TCP keep-alive period of a connection dialed by
+	// the fallback dialer, client-go's own.
+	dialKeepAlive = 30 * time.Second
+)
 
 // Connections is what a Link knows of the cloud's connections: when one
 // last read a byte, when one closed, and how to close them all.
@@ -37,7 +46,7 @@ type Connections interface {
 // PING; not a healthy one the client closed because it was idle. Safe for
 // concurrent use.
 type Conns struct {
-	clock   clock.PassiveClock              // immutable
+	clock   clock.WithDelayedExecution      // immutable
 	tracker *connrotation.ConnectionTracker // immutable
 	// lastRead is the Unix nanoseconds of the last byte read.
 	lastRead atomic.Int64
@@ -50,7 +59,7 @@ type Conns struct {
 }
 
 // NewConns returns a Conns timed by c; nil means the real clock.
-func NewConns(c clock.PassiveClock) *Conns {
+func NewConns(c clock.WithDelayedExecution) *Conns {
 	if c == nil {
 		c = clock.RealClock{}
 	}
@@ -73,10 +82,10 @@ func (c *Conns) Closed() <-chan struct{} { return c.closed }
 // CloseAll implements Connections.
 func (c *Conns) CloseAll() { c.tracker.CloseAll() }
 
-// wrapLocked makes t's new connections watched. client-go shares one
-// transport between the clients of equal TLS configurations, so t is
-// wrapped once. http.DefaultTransport, shared by the whole process, is left
-// alone. baseTransportMu must be held.
+// wrapLocked makes t's new connections watched, their dials bounded by
+// dialTimeout. client-go shares one transport between the clients of equal
+// TLS configurations, so t is wrapped once. http.DefaultTransport, shared
+// by the whole process, is left alone. baseTransportMu must be held.
 func (c *Conns) wrapLocked(t *http.Transport) {
 	if t == http.DefaultTransport {
 		return
@@ -87,10 +96,10 @@ func (c *Conns) wrapLocked(t *http.Transport) {
 	c.wrapped[t] = struct{}{}
 	dial := t.DialContext
 	if dial == nil {
-		dial = (&net.Dialer{Timeout: dialTimeout}).DialContext
+		dial = (&net.Dialer{KeepAlive: dialKeepAlive}).DialContext
 	}
 	t.DialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
-		conn, err := dial(ctx, network, addr)
+		conn, err := c.boundedDial(ctx, dial, network, addr)
 		if err != nil {
 			return nil, err
 		}
@@ -98,6 +107,15 @@ func (c *Conns) wrapLocked(t *http.Transport) {
 		w.lastRead.Store(c.heard())
 		return c.tracker.Track(w), nil
 	}
+}
+
+// boundedDial runs dial, cancelled after dialTimeout on the clock.
+func (c *Conns) boundedDial(ctx context.Context, dial func(context.Context, string, string) (net.Conn, error), network, addr string) (net.Conn, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	timer := c.clock.AfterFunc(dialTimeout, cancel)
+	defer timer.Stop()
+	return dial(ctx, network, addr)
 }
 
 // heard records a read now, and returns now in Unix nanoseconds.

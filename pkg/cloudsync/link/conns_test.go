@@ -3,6 +3,7 @@ package link
 import (
 	"context"
 	"encoding/pem"
+	"errors"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -88,4 +89,38 @@ func TestConnsWatchTheCloudTransport(t *testing.T) {
 		t.Fatalf("Closed: no report within %v of closing a silent connection", waitTimeout)
 	}
 
+}
+
+// Every dial to the cloud through a configured transport ends once the
+// injected clock passes dialTimeout: a black-holed cloud fails within
+// seconds for every client sharing the transport, the local API's proxy
+// included.
+func TestConnsBoundDials(t *testing.T) {
+	clk := testingclock.NewFakeClock(time.Unix(1e9, 0))
+	tr := &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+		<-ctx.Done() // a SYN that is never answered
+		return nil, ctx.Err()
+	}}
+	configureBase(tr, NewConns(clk))
+	errc := make(chan error, 1)
+	go func() {
+		_, err := tr.DialContext(context.Background(), "tcp", "192.0.2.1:443")
+		errc <- err
+	}()
+	waitFor(t, "the dial to set its timer", clk.HasWaiters)
+	clk.Step(dialTimeout - time.Millisecond)
+	select {
+	case err := <-errc:
+		t.Fatalf("dial ended before dialTimeout: %v", err)
+	case <-time.After(50 * time.Millisecond):
+	}
+	clk.Step(time.Millisecond)
+	select {
+	case err := <-errc:
+		if !errors.Is(err, context.Canceled) {
+			t.Errorf("dial: got %v, want it cancelled", err)
+		}
+	case <-time.After(waitTimeout):
+		t.Fatalf("dial did not end after dialTimeout")
+	}
 }

@@ -15,7 +15,9 @@
 // probes have failed for longer than the watch progress timeout, every
 // cloud watch is treated as dead (ErrDead) and re-established once the
 // link works. HTTP/2 PINGs on the cloud transport end watches on
-// half-open connections.
+// half-open connections, and its dials give up after 5 s. The daemon's
+// clients of the cloud share that transport, so a node holds one
+// connection to the cloud, as a kubelet does.
 //
 // The Link also bounds the full relists in flight (AcquireRelist) and
 // tells every syncer when one found the cloud's history behind the stored

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"net"
 	"net/http"
 	"net/http/httputil"
 	"net/url"
@@ -18,14 +17,8 @@ import (
 	"github.com/apiserver-lite/apiserver-lite/pkg/listwatch/response"
 )
 
-// Bounds on cloud connections, so an unreachable cloud answers fast.
+// Bounds on cloud requests, so an unreachable cloud answers fast.
 const (
-	// cloudDialTimeout bounds connecting to the cloud: a blackholed link
-	// fails after it instead of after the kernel's SYN retries (~2 min).
-	cloudDialTimeout = 5 * time.Second
-	// cloudDialKeepAlive is the TCP keep-alive period of cloud connections,
-	// so a link that dies under a long-running request is noticed.
-	cloudDialKeepAlive = 30 * time.Second
 	// cloudResponseHeaderTimeout bounds the wait for the cloud's response
 	// headers, covering a connection that stalls after it was made. It is
 	// the longest an admission webhook may take (30 s), so slow but healthy
@@ -53,14 +46,15 @@ type Options struct {
 // caller the TLS door authenticated (caller.Transport), else with
 // cfg's credentials, streams responses as they arrive (watches) and passes
 // protocol upgrades through. It answers 503 when the cloud cannot be
-// reached.
+// reached. Its requests share the connections of every other client of
+// cfg (client-go's transport cache), as a kubelet's do: one TLS connection
+// to the cloud per node, whose dials cfg's transport bounds (see
+// link.ConfigureTransport).
 func New(cfg *rest.Config, opts Options) (*httputil.ReverseProxy, error) {
 	target, _, err := rest.DefaultServerUrlFor(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("url: %w", err)
 	}
-	cfg = rest.CopyConfig(cfg)
-	cfg.Dial = boundedDial(cfg.Dial, opts.Clock)
 	rt, err := rest.TransportFor(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("transport: %w", err)
@@ -96,24 +90,6 @@ func Unavailable(log *slog.Logger) func(http.ResponseWriter, *http.Request, erro
 		}
 		log.Debug("cloud request failed", "method", r.Method, "path", r.URL.Path, "error", err)
 		response.WriteError(w, response.CloudUnavailable())
-	}
-}
-
-// dialFunc is rest.Config.Dial.
-type dialFunc func(ctx context.Context, network, address string) (net.Conn, error)
-
-// boundedDial wraps dial (nil means a plain TCP dialer) with
-// cloudDialTimeout on clk.
-func boundedDial(dial dialFunc, clk clock.WithDelayedExecution) dialFunc {
-	if dial == nil {
-		dial = (&net.Dialer{KeepAlive: cloudDialKeepAlive}).DialContext
-	}
-	return func(ctx context.Context, network, address string) (net.Conn, error) {
-		ctx, cancel := context.WithCancel(ctx)
-		defer cancel()
-		timer := clk.AfterFunc(cloudDialTimeout, cancel)
-		defer timer.Stop()
-		return dial(ctx, network, address)
 	}
 }
 

@@ -1,17 +1,22 @@
 package proxy
 
 import (
-	"context"
-	"errors"
+	"encoding/pem"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/rest"
+	"k8s.io/utils/clock"
 	testingclock "k8s.io/utils/clock/testing"
 
+	"github.com/apiserver-lite/apiserver-lite/pkg/listwatch/caller"
 	"github.com/apiserver-lite/apiserver-lite/pkg/listwatch/response"
 )
 
@@ -128,27 +133,44 @@ func FuzzObjectRV(f *testing.F) {
 	})
 }
 
-// The dial timeout runs on the injected clock: a dial that hangs fails once
-// the clock passes cloudDialTimeout.
-func TestBoundedDial(t *testing.T) {
-	fc := testingclock.NewFakeClock(time.Now())
-	hung := func(ctx context.Context, _, _ string) (net.Conn, error) {
-		<-ctx.Done()
-		return nil, ctx.Err()
-	}
-	errc := make(chan error, 1)
-	go func() {
-		_, err := boundedDial(hung, fc)(context.Background(), "tcp", "192.0.2.1:443")
-		errc <- err
-	}()
-	waitForWaiter(t, fc)
-	fc.Step(cloudDialTimeout)
-	select {
-	case err := <-errc:
-		if !errors.Is(err, context.Canceled) {
-			t.Errorf("got %v, want the dial cancelled", err)
+// The proxy's requests share the connection of the other clients of the
+// same config, as a kubelet's clients share one: a request through a
+// client-go client and one through the proxy make one TLS connection.
+func TestProxySharesTheCloudConnection(t *testing.T) {
+	var dials atomic.Int32
+	cloud := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		_, _ = w.Write([]byte(`{"major":"1","minor":"36"}`))
+	}))
+	cloud.EnableHTTP2 = true
+	cloud.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+		if s == http.StateNew {
+			dials.Add(1)
 		}
-	case <-time.After(waitTimeout):
-		t.Fatalf("dial did not end after the dial timeout")
+	}
+	cloud.StartTLS()
+	t.Cleanup(cloud.Close)
+	caPEM := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: cloud.Certificate().Raw})
+	cfg := &rest.Config{Host: cloud.URL, TLSClientConfig: rest.TLSClientConfig{CAData: caPEM}}
+
+	disc, err := discovery.NewDiscoveryClientForConfig(cfg)
+	if err != nil {
+		t.Fatalf("discovery client: %v", err)
+	}
+	if _, err := disc.ServerVersion(); err != nil {
+		t.Fatalf("request through the client: %v", err)
+	}
+	p, err := New(cfg, Options{Log: slog.New(slog.DiscardHandler), Clock: clock.RealClock{}})
+	if err != nil {
+		t.Fatalf("New: %v", err)
+	}
+	req := httptest.NewRequest(http.MethodGet, "/version", nil)
+	req = req.WithContext(caller.AsNode(req.Context()))
+	rec := httptest.NewRecorder()
+	p.ServeHTTP(rec, req)
+	if rec.Code != http.StatusOK {
+		t.Fatalf("request through the proxy: got %d %s, want 200", rec.Code, rec.Body)
+	}
+	if got := dials.Load(); got != 1 {
+		t.Errorf("connections to the cloud: got %d, want 1 (the proxy shares the client's)", got)
 	}
 }
