@@ -70,7 +70,9 @@ func TestUpstream(t *testing.T) {
 	ownPods := cloudsync.Resource{GVR: PodsGVR, FieldSelector: "spec.nodeName=n1"}
 	slices := cloudsync.Resource{GVR: schema.GroupVersionResource{Group: "discovery.k8s.io", Version: "v1", Resource: "endpointslices"}, ForPods: true}
 	res := []cloudsync.Resource{services, ownPods, slices}
-	leader := func(cloudsync.Resource, cache.ListerWatcherWithContext) cache.ListerWatcherWithContext { return namedLW("leader") }
+	leader := func(cloudsync.Resource, cache.ListerWatcherWithContext) cache.ListerWatcherWithContext {
+		return namedLW("leader")
+	}
 	for _, tc := range []struct {
 		name   string
 		leader func(cloudsync.Resource, cache.ListerWatcherWithContext) cache.ListerWatcherWithContext
