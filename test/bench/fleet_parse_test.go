@@ -90,6 +90,10 @@ func TestFleetReport(t *testing.T) {
 			"Model of 10000 nodes", "| steady state: open cloud watches | 3.33  | 33333  |", "no failed Lease renewal | yes (0 failed) |"}},
 		{"lease failures counted", func(r *fleetResults) { r.enterPhase(phaseDaemonRestart); r.leaseFails[liteSide].Add(2) },
 			[]string{"no failed Lease renewal | **no** (2 failed) |"}},
+		{"restart lists a held object", func(r *fleetResults) { r.rebootLists.single = 1 },
+			[]string{"at most 1 `limit=1` check per node and resource | **no** (0 relists, 1 single-object of held objects"}},
+		{"restart lists only the new pods' objects", func(r *fleetResults) { r.reboot.lists.single = 6 },
+			[]string{"at most 1 `limit=1` check per node and resource | yes (0 relists, 0 single-object of held objects, at most 0 checks; all told 6"}},
 		{"lease failures in another phase", func(r *fleetResults) { r.enterPhase(phaseCloudRestart); r.leaseFails[liteSide].Add(2) },
 			[]string{"no failed Lease renewal | yes (0 failed) |"}},
 	} {
