@@ -52,7 +52,7 @@ func (r *fleetResults) writeRestarts(b *bytes.Buffer) {
 	}{
 		{"cloud kube-apiserver restarted, apiserver-lite on every node", r.cloudRestart, "the cloud was ready"},
 		{"cloud kube-apiserver restarted, kubelet read set direct", r.directRestart, "the cloud was ready"},
-		{"every apiserver-lite killed and started at once", r.reboot, "the starts"},
+		{"every apiserver-lite restarted at once (SIGTERM, then a start on its held sockets)", r.reboot, "the first SIGTERM"},
 	} {
 		l := x.res.lists
 		fmt.Fprintf(b, "| %s | %d | %d | %d | %d | %.1f MiB (%.1f + %.1f + %.1f) | %.2f cores | %s after %s |\n", x.name, x.res.requests,
