@@ -76,17 +76,8 @@ type holdingsDeps struct {
 // newHoldings wires the holdings for pods of res's ForPods resources; nil
 // when there are none or the node's pods are not synced.
 func newHoldings(cfg config, d holdingsDeps) (*forpods.Holdings, error) {
-	var held []forpods.Held
-	var pods *versioncache.Cache
-	for i, r := range d.res {
-		switch {
-		case r.ForPods:
-			held = append(held, forpods.Held{Resource: r, Cache: d.caches[i], Widens: holding.Widens(r, d.res)})
-		case r.GVR == holding.PodsGVR:
-			pods = d.caches[i]
-		}
-	}
-	if len(held) == 0 || pods == nil { // see holding.PodHeldResources
+	held, pods := forpods.HeldOf(d.res, d.caches)
+	if len(held) == 0 {
 		return nil, nil
 	}
 	mint, err := forpods.NodeMinter(d.cloud)

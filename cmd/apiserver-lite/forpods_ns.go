@@ -2,12 +2,9 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"log/slog"
 	"net/http"
-	"slices"
 
-	"github.com/apiserver-lite/apiserver-lite/pkg/cloudsync"
 	"github.com/apiserver-lite/apiserver-lite/pkg/door"
 	"github.com/apiserver-lite/apiserver-lite/pkg/holding"
 	"github.com/apiserver-lite/apiserver-lite/pkg/holding/forpods"
@@ -15,7 +12,6 @@ import (
 	"github.com/apiserver-lite/apiserver-lite/pkg/operations"
 	"github.com/apiserver-lite/apiserver-lite/pkg/versioncache"
 	"github.com/spf13/pflag"
-	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/rest"
 )
@@ -44,32 +40,12 @@ func addNSHoldingsFlags(fs *pflag.FlagSet) {
 
 // caps returns the configured caps, without ClusterBytes.
 func (c nsHoldingsConfig) caps() (forpods.Caps, error) {
-	ns, err := byteQuantity("pod-identity-namespace-max-bytes", c.PodIdentityNamespaceMaxBytes)
-	if err != nil {
-		return forpods.Caps{}, err
-	}
-	total, err := byteQuantity("pod-identity-max-bytes", c.PodIdentityMaxBytes)
-	if err != nil {
-		return forpods.Caps{}, err
-	}
-	return forpods.Caps{NamespaceObjects: c.PodIdentityNamespaceMaxObjects, NamespaceBytes: ns, TotalBytes: total}, nil
+	return forpods.ParseCaps(c.PodIdentityNamespaceMaxObjects, c.PodIdentityNamespaceMaxBytes, c.PodIdentityMaxBytes)
 }
 
 func (c nsHoldingsConfig) validate() error {
-	if c.PodIdentityNamespaceMaxObjects < 0 {
-		return fmt.Errorf("pod-identity-namespace-max-objects must not be negative, got %d", c.PodIdentityNamespaceMaxObjects)
-	}
 	_, err := c.caps()
 	return err
-}
-
-// byteQuantity parses flag's value, a quantity of bytes not below 0.
-func byteQuantity(flag, v string) (int64, error) {
-	q, err := resource.ParseQuantity(v)
-	if err != nil || q.Sign() < 0 {
-		return 0, fmt.Errorf("%s must be a quantity of bytes such as 64Mi, got %q", flag, v)
-	}
-	return q.Value(), nil
 }
 
 // nsHoldingsDeps are what the namespaced holdings are wired to, beyond
@@ -90,29 +66,22 @@ func newNamespaced(cfg config, d nsHoldingsDeps, cluster *forpods.Holdings) (*fo
 	caps.ClusterBytes = holding.ClusterHeldBytes(d.res, d.caches)
 	pods := holding.NodePods(d.res, d.caches)
 	if pods == nil || cfg.PodIdentityNamespaceMaxObjects == 0 {
-		if cluster != nil {
-			cluster.LimitTotalBytes(func() bool { return caps.ClusterBytes() >= caps.TotalBytes })
-		}
+		forpods.LimitTotal(cluster, nil, caps)
 		return nil, nil
 	}
 	mint, err := forpods.NodeMinter(d.cloud)
 	if err != nil {
 		return nil, err
 	}
-	secrets := slices.ContainsFunc(cfg.PodIdentityResources, func(s string) bool {
-		gvr, err := holding.ParseGVR(s)
-		return err == nil && gvr == schema.GroupVersionResource{Version: "v1", Resource: "secrets"}
-	})
-	ns := forpods.NewNamespaced(forpods.NamespacedConfig{Secrets: secrets, Covered: holding.ServedWhole(d.res, d.caches),
+	ns := forpods.NewNamespaced(forpods.NamespacedConfig{Secrets: forpods.HoldsSecrets(cfg.PodIdentityResources),
+		Covered:         holding.ServedWhole(d.res, d.caches),
 		MaxPerNamespace: cfg.PodIdentityMaxResources, Caps: caps, Restored: d.restored, CacheSize: cfg.WatchCacheSize,
 		Pods: pods, PodPresent: holding.HeldPod([]*versioncache.Cache{pods}), Mint: mint, Store: d.store,
 		Connected: d.link.Connected, Logger: d.log, API: namespacedAPI(d.cloud, d.link.Connected, d.log),
 		Sync: forpods.NamespacedCloudSync(forpods.SyncDeps{Cloud: d.cloud, Conns: d.conns,
 			Store: operations.ObservedStore{Store: d.store, Observer: d.obs}, Link: d.link, Observer: d.obs, Logger: d.log}),
 	})
-	if cluster != nil {
-		cluster.LimitTotalBytes(ns.AtTotalBytes)
-	}
+	forpods.LimitTotal(cluster, ns, caps)
 	return ns, nil
 }
 
@@ -124,31 +93,6 @@ func namespacedAPI(cloud *rest.Config, connected func() bool, log *slog.Logger) 
 		return listwatch.New(listwatch.Config{Caches: []*versioncache.Cache{c}, Cloud: cloud, CloudConnected: connected, Logger: log,
 			Scopes: map[schema.GroupVersionResource]listwatch.Scope{c.GVR(): {Namespace: ns, OnRequest: true}}})
 	}
-}
-
-// restoreNamespaced finds the namespaced holdings stored by an earlier run.
-func restoreNamespaced(ctx context.Context, store forpods.MetaLister, log *slog.Logger) ([]forpods.RestoredHolding, []cloudsync.Resource, error) {
-	stored, err := forpods.StoredNamespaced(ctx, store)
-	if err != nil {
-		return nil, nil, err
-	}
-	res := make([]cloudsync.Resource, len(stored))
-	for i, s := range stored {
-		res[i] = s.Resource
-	}
-	if len(stored) > 0 {
-		log.Info("resuming namespaced holdings", "count", len(stored))
-	}
-	return stored, res, nil
-}
-
-// splitRestored splits caches into the first n, the configured
-// resources', and the rest, restored's, which it sets.
-func splitRestored(caches []*versioncache.Cache, n int, restored []forpods.RestoredHolding) ([]*versioncache.Cache, []forpods.RestoredHolding) {
-	for i := range restored {
-		restored[i].Cache = caches[n+i]
-	}
-	return caches[:n:n], restored
 }
 
 // allHoldings is the doors' view of both kinds of holdings: nil, not a

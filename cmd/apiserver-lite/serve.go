@@ -81,7 +81,7 @@ func (w *wiring) loadState(ctx context.Context, configured []cloudsync.Resource)
 		return err
 	}
 	w.res = append(w.res, forPods...)
-	restored, nsRes, err := restoreNamespaced(ctx, w.store, w.log)
+	restored, nsRes, err := forpods.RestoreNamespaced(ctx, w.store, w.log)
 	if err != nil {
 		return err
 	}
@@ -90,7 +90,7 @@ func (w *wiring) loadState(ctx context.Context, configured []cloudsync.Resource)
 	if err != nil {
 		return err
 	}
-	w.caches, w.restored = splitRestored(caches, len(w.res), restored)
+	w.caches, w.restored = forpods.SplitRestored(caches, len(w.res), restored)
 	w.link, err = newLink(w.cfg, cloud, w.conns, w.log)
 	return err
 }
