@@ -12,6 +12,10 @@
 #                    their kubelet read set made directly (BENCH_FLEET_NODES,
 #                    default 100; BENCH_FLEET_ROUNDS of both sides, default
 #                    3), written to docs/benchmarks-fleet.md
+#   make bench-pool  pools of apiserver-lite nodes against one kube-apiserver
+#                    through counting links, pooled beside unpooled, and a
+#                    leader failover (BENCH_POOL_SIZES, default "10 50"),
+#                    written to docs/benchmarks-pool.md
 #   make bench-micro Go microbenchmarks of ./pkg/..., written to docs/benchmarks.txt
 #   make fuzz        a short run of every fuzz target
 #   make upstream-e2e Kubernetes' own api-machinery e2e specs through
@@ -47,6 +51,8 @@ BENCH_FLEET_NODES ?= 100
 BENCH_FLEET_PODS ?= 30
 BENCH_FLEET_ROUNDS ?= 3
 BENCH_FLEET_REPORT ?= docs/benchmarks-fleet.md
+BENCH_POOL_SIZES ?= 10 50
+BENCH_POOL_REPORT ?= docs/benchmarks-pool.md
 # The default data set's report is docs/benchmarks.md; another scale's goes
 # beside it, so one run does not overwrite the other.
 BENCH_REPORT ?= docs/$(if $(filter 1,$(BENCH_SCALE)),benchmarks,benchmarks-scale$(BENCH_SCALE)).md
@@ -54,7 +60,7 @@ BENCH_REPORT ?= docs/$(if $(filter 1,$(BENCH_SCALE)),benchmarks,benchmarks-scale
 # cgo is required by github.com/mattn/go-sqlite3.
 export CGO_ENABLED := 1
 
-.PHONY: all build lint test test-unit test-package test-e2e tools upstream-tools upstream-e2e bench bench-fleet bench-micro fuzz demo run install package dist clean
+.PHONY: all build lint test test-unit test-package test-e2e tools upstream-tools upstream-e2e bench bench-fleet bench-pool bench-micro fuzz demo run install package dist clean
 
 all: build
 
@@ -158,6 +164,19 @@ bench-fleet: build tools
 	BENCH_FLEET_NODES=$(BENCH_FLEET_NODES) BENCH_FLEET_PODS=$(BENCH_FLEET_PODS) \
 	BENCH_FLEET_ROUNDS=$(BENCH_FLEET_ROUNDS) \
 	$(GO) test -tags e2e -count=1 -timeout $(BENCH_TIMEOUT) -run '^TestBenchFleet$$' -v ./test/bench/
+
+# The pool benchmark (docs/pool.md): for each size of BENCH_POOL_SIZES,
+# that many nodes on their node credentials, each with a reader of
+# EndpointSlices on a pod-bound token, 1,000 services and EndpointSlices
+# with 10 updates a second; every node's cloud link through a counting
+# proxy; unpooled, then pooled, then the leader killed. Not part of make
+# test (TestPool covers a pool of 3 there).
+bench-pool: build tools
+	APISERVER_LITE_BIN=$(abspath $(BINARY)) \
+	APISERVER_LITE_TOOLS_BIN=$$(test/tools/build.sh) \
+	BENCH_POOL_REPORT=$(abspath $(BENCH_POOL_REPORT)) \
+	BENCH_POOL_SIZES="$(BENCH_POOL_SIZES)" \
+	$(GO) test -tags e2e -count=1 -timeout $(BENCH_TIMEOUT) -run '^TestBenchPool$$' -v ./test/bench/
 
 # Kubernetes' own e2e.test (k8s.io/kubernetes test/e2e, cached with the other
 # tools) runs its api-machinery specs (Watchers, Table transformation,

@@ -48,8 +48,9 @@ func readerConfig(base *rest.Config, token string) *rest.Config {
 }
 
 // startReader starts a reader on cfg and returns once both informers have
-// synced, or fails after informerSyncTimeout.
-func startReader(ctx context.Context, cfg *rest.Config, name string) (*reader, error) {
+// synced, or fails after informerSyncTimeout; each EndpointSlice update
+// it sees is also passed to onUpdate, if any.
+func startReader(ctx context.Context, cfg *rest.Config, name string, onUpdate ...func(obj any)) (*reader, error) {
 	cs, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("%s clientset: %w", name, err)
@@ -61,7 +62,12 @@ func startReader(ctx context.Context, cfg *rest.Config, name string) (*reader, e
 		services: factory.Core().V1().Services().Informer(),
 		slices:   factory.Discovery().V1().EndpointSlices().Informer()}
 	if _, err := r.slices.AddEventHandler(cache.ResourceEventHandlerFuncs{
-		UpdateFunc: func(_, _ any) { r.updates.Add(1) },
+		UpdateFunc: func(_, obj any) {
+			r.updates.Add(1)
+			for _, f := range onUpdate {
+				f(obj)
+			}
+		},
 	}); err != nil {
 		cancel()
 		return nil, err
