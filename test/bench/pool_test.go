@@ -43,7 +43,7 @@ func TestBenchPool(t *testing.T) {
 func soundPool() *poolResults {
 	side := func(bytes int64, watches int) poolSide {
 		return poolSide{link: linkCount{up: bytes / 4, down: bytes - bytes/4}, window: time.Minute,
-			watches: map[string]int{"endpointslices": watches}, updates: 600, election: 40}
+			watches: map[string]int{"endpointslices": watches, "pods": 10}, updates: 600, election: 40}
 	}
 	return &poolResults{cfg: poolConfigOf(10), unpooled: side(10<<20, 60), pooled: side(1<<20, 6),
 		electionRequestBytes: 900, failover: 2 * time.Second}
@@ -60,7 +60,8 @@ func TestPoolVerdicts(t *testing.T) {
 		{"every goal met", func(*poolResults) {}, -1},
 		{"bytes cut 85%", func(r *poolResults) { r.pooled.link = linkCount{up: 1 << 20, down: (10<<20)*15/100 - 1<<20} }, 0},
 		{"unpooled counted nothing", func(r *poolResults) { r.unpooled.link = linkCount{} }, 0},
-		{"watches cut 80%", func(r *poolResults) { r.pooled.watches = map[string]int{"endpointslices": 12} }, 1},
+		{"watches cut 80%", func(r *poolResults) { r.pooled.watches = map[string]int{"endpointslices": 12, "pods": 10} }, 1},
+		{"per-node watches do not count", func(r *poolResults) { r.pooled.watches = map[string]int{"endpointslices": 6, "pods": 10, "nodes": 10} }, -1},
 		{"failover 11 s", func(r *poolResults) { r.failover = 11 * time.Second }, 2},
 		{"a follower never recovered", func(r *poolResults) { r.notRecovered = []string{"pool-003"} }, 2},
 		{"an update missed", func(r *poolResults) { r.missed = 1 }, 3},
