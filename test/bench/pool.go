@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"net/url"
+	"slices"
 	"strconv"
 	"testing"
 	"time"
@@ -196,10 +197,13 @@ func (p *poolRun) pooled(ctx context.Context, t testing.TB, res *poolResults) er
 }
 
 // followers are the members other than the leader.
-func (p *poolRun) followers() []*poolMember {
+func (p *poolRun) followers() []*poolMember { return p.othersThan(p.leader) }
+
+// othersThan are the members but those given.
+func (p *poolRun) othersThan(but ...*poolMember) []*poolMember {
 	var out []*poolMember
 	for _, m := range p.members {
-		if m != p.leader {
+		if !slices.Contains(but, m) {
 			out = append(out, m)
 		}
 	}

@@ -31,9 +31,10 @@ const (
 	// reader's sync.
 	poolStart = 4 * time.Minute
 	// poolAfterKill is how long after the leader is killed the followers'
-	// LISTs are counted and their updates awaited: the Lease's 30 s, a
-	// retry's jitter, and the followers' moves to the new leader.
-	poolAfterKill = 60 * time.Second
+	// updates are awaited before the failover is measured; their LISTs
+	// are counted until every follower reads from the new leader (the
+	// Lease's 30 s, a retry's jitter, the moves), and poolSettle more.
+	poolAfterKill = 30 * time.Second
 	// poolElectionProbes is how many Lease GETs measure one election
 	// request's bytes on the link.
 	poolElectionProbes = 20

@@ -167,44 +167,56 @@ func (p *poolRun) electionSize(ctx context.Context, t testing.TB, res *poolResul
 }
 
 // failover kills the leader during the churn and measures how long until
-// every follower's reader sees updates again, what the followers listed
-// at the cloud, and who leads next.
+// every follower's reader sees updates again, who leads next and how
+// long until every follower reads from it, and what the followers listed
+// at the cloud meanwhile.
 func (p *poolRun) failover(ctx context.Context, res *poolResults) error {
 	killed := time.Now()
 	p.leader.node.Kill()
 	p.leader.reader.cancel()
 	p.leader.reader = nil
-	followers := p.followers()
+	old := p.leader
 	time.Sleep(poolAfterKill)
+	leader, err := p.waitLeader(ctx, old)
+	if err != nil {
+		return err
+	}
+	p.leader, res.newLeader = leader, leader.node.Name
+	for _, m := range p.othersThan(old, leader) {
+		if err := waitMetric(ctx, m.node, upstreamLine(leader.node.Name), poolStart); err != nil {
+			return fmt.Errorf("after the kill: %w", err)
+		}
+	}
+	res.rejoined = time.Since(killed)
+	time.Sleep(poolSettle)
 	writes, err := p.churn.snapshot()
 	if err != nil {
 		return err
 	}
-	// Updates written in the last poolSettle may still be on their way.
-	until := time.Now().Add(-poolSettle)
-	for _, m := range followers {
-		first, missed := m.seen.firstAfter(writes, killed, until)
-		res.missed += missed
-		if first.IsZero() {
-			res.notRecovered = append(res.notRecovered, m.node.Name)
-			continue
-		}
-		res.failover = max(res.failover, first.Sub(killed))
-	}
+	followers := p.othersThan(old)
+	res.measureFailover(followers, writes, killed)
 	for _, e := range p.c.CloudRequests(func(string) bool { return true }, killed, time.Now()) {
-		if e.Verb != "list" {
-			continue
-		}
 		for _, m := range followers {
-			if p.ofMember(e, m) {
+			if e.Verb == "list" && p.ofMember(e, m) {
 				res.followerLists = append(res.followerLists, e.User.Username+" "+e.RequestURI)
 			}
 		}
 	}
-	leader, err := p.waitLeader(ctx, p.leader)
-	if err != nil {
-		return err
-	}
-	res.newLeader = leader.node.Name
 	return nil
+}
+
+// measureFailover reads, from every follower's reader, how long after the
+// kill it first saw an update written after it, and what it missed of
+// those written until poolSettle ago.
+func (r *poolResults) measureFailover(followers []*poolMember, writes []poolWrite, killed time.Time) {
+	until := time.Now().Add(-poolSettle)
+	for _, m := range followers {
+		first, missed := m.seen.firstAfter(writes, killed, until)
+		r.missed += missed
+		if first.IsZero() {
+			r.notRecovered = append(r.notRecovered, m.node.Name)
+			continue
+		}
+		r.failover = max(r.failover, first.Sub(killed))
+	}
 }

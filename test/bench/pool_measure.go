@@ -43,6 +43,16 @@ type poolSide struct {
 
 func (s poolSide) bytesPerMin() float64 { return float64(s.link.total()) / s.window.Minutes() }
 
+// bytesPerUpdate is the link's bytes per EndpointSlice update written in
+// the window: the churn's rate sags on a loaded machine, and almost every
+// byte is an update's event.
+func (s poolSide) bytesPerUpdate() float64 {
+	if s.updates <= 0 {
+		return 0
+	}
+	return float64(s.link.total()) / float64(s.updates)
+}
+
 func (s poolSide) electionPerMin() float64 { return float64(s.election) / s.window.Minutes() }
 
 func (s poolSide) openWatches() int {

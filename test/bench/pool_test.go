@@ -59,6 +59,7 @@ func TestPoolVerdicts(t *testing.T) {
 	}{
 		{"every goal met", func(*poolResults) {}, -1},
 		{"bytes cut 85%", func(r *poolResults) { r.pooled.link = linkCount{up: 1 << 20, down: (10<<20)*15/100 - 1<<20} }, 0},
+		{"bytes cut 90% a minute, but the churn sagged", func(r *poolResults) { r.pooled.updates = 500 }, 0},
 		{"unpooled counted nothing", func(r *poolResults) { r.unpooled.link = linkCount{} }, 0},
 		{"watches cut 80%", func(r *poolResults) { r.pooled.watches = map[string]int{"endpointslices": 12, "pods": 10} }, 1},
 		{"per-node watches do not count", func(r *poolResults) { r.pooled.watches = map[string]int{"endpointslices": 6, "pods": 10, "nodes": 10} }, -1},
