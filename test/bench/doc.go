@@ -29,6 +29,16 @@
 // own section, and TestBenchHeldNamespaceSmoke and TestBenchHeldNodesSmoke
 // run them on 20 objects in `make test`.
 //
+// TestBenchPool (pool_*.go) is `make bench-pool`: for each size of
+// BENCH_POOL_SIZES, that many nodes on their node credentials, each
+// reaching the cloud through a counting link of its own (a TCP proxy that
+// passes TLS through and counts every connection's bytes each way) and
+// each with a reader of EndpointSlices on a pod-bound token, first
+// unpooled, then pooled, then with the leader killed during the churn.
+// It runs only when BENCH_POOL_REPORT names the Markdown file to write;
+// TestPoolVerdicts shows each of its verdicts failing on figures that
+// miss the goal.
+//
 // TestBenchSmoke runs the same harness on a tiny data set for one round in
 // `make test`, and fails when a figure is missing or the two servers
 // disagree on what they serve, so the harness cannot rot.
