@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net/http"
 	"slices"
 
 	"k8s.io/client-go/rest"
@@ -13,6 +12,7 @@ import (
 	"github.com/apiserver-lite/apiserver-lite/pkg/atrest"
 	"github.com/apiserver-lite/apiserver-lite/pkg/cloudsync"
 	"github.com/apiserver-lite/apiserver-lite/pkg/cloudsync/link"
+	"github.com/apiserver-lite/apiserver-lite/pkg/door"
 	"github.com/apiserver-lite/apiserver-lite/pkg/door/satoken"
 	"github.com/apiserver-lite/apiserver-lite/pkg/holding"
 	"github.com/apiserver-lite/apiserver-lite/pkg/holding/forpods"
@@ -146,7 +146,7 @@ func (w *wiring) newPool() error {
 
 // openAPI builds the local API, the stored answers in front of it and the
 // doors, and opens them.
-func (w *wiring) openAPI(ctx context.Context) (*doorSet, error) {
+func (w *wiring) openAPI(ctx context.Context) (*door.Set, error) {
 	served, widened := holding.SplitWidened(w.res, w.caches)
 	handler, err := listwatch.New(listwatch.Config{Caches: served, Widened: widened, Cloud: w.cloud,
 		CloudConnected: w.link.Connected, Logger: w.log, Version: w.version, Scopes: syncScopes(w.res),
@@ -160,24 +160,20 @@ func (w *wiring) openAPI(ctx context.Context) (*doorSet, error) {
 	if w.verifier, err = newTokenVerifier(ctx, w.cfg, w.cloud, served, meta, w.log); err != nil {
 		return nil, err
 	}
-	doors, err := openDoors(w.cfg, doorDeps{handler: func(door string) http.Handler { return w.ops.Handler(api, door) },
-		cloud: w.cloud, caches: served, res: w.res, store: w.store, link: w.link, log: w.log,
-		clusterScope: w.scope == holding.ScopeCluster, keySealer: w.st.sealer, holdings: allHoldings(w.held, w.nsHeld),
-		alsoHeld: w.nsHeld.Holds, local: localVerifier(w.verifier), sockets: w.st.sockets, pool: poolDoorConfig(w),
-		authFailed: func(door string) func() { return func() { w.ops.Metrics().AuthFailed(door) } }})
+	doors, err := w.openDoors(api, served)
 	if err != nil {
 		return nil, err
 	}
-	w.ops.AddNote(doors.pods.note)
+	w.ops.AddNote(doors.PodsNote)
 	return doors, nil
 }
 
 // run starts the watchdog and every loop, the sync loops behind the scope
 // gate, and serves until ctx ends.
-func (w *wiring) run(ctx context.Context, doors *doorSet) error {
-	n, err := operations.NewNotifier(w.ops.Clock(), aliveProbe(w.ops, doors.probe), w.ops.StatusLine)
+func (w *wiring) run(ctx context.Context, doors *door.Set) error {
+	n, err := operations.NewNotifier(w.ops.Clock(), aliveProbe(w.ops, doors), w.ops.StatusLine)
 	if err != nil {
-		return errors.Join(fmt.Errorf("systemd watchdog: %w", err), doors.close())
+		return errors.Join(fmt.Errorf("systemd watchdog: %w", err), doors.Close())
 	}
 	w.log.Info("serving", "node", w.cfg.NodeName, "resources", len(w.res))
 	gate := holding.NewGate(w.scopeChecker, w.log)
