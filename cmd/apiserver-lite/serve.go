@@ -133,11 +133,11 @@ func (w *wiring) newLoops(ctx context.Context) error {
 // shows them in the metrics and health; nothing without a pool.
 func (w *wiring) newPool() error {
 	var err error
-	if w.elect, err = newElection(w.cfg, poolDeps{cloud: w.cloud, conns: w.conns,
-		pods: holding.NodePods(w.res, w.caches), log: w.log}); err != nil {
+	m := poolMember(w.cfg, w.cloud, w.conns, holding.NodePods(w.res, w.caches), w.log)
+	if w.elect, err = pool.NewElection(m); err != nil {
 		return err
 	}
-	if w.follower, w.poolStats, err = newFollower(w.cfg, w.cloud, w.elect, w.log); err != nil {
+	if w.follower, w.poolStats, err = pool.NewMemberFollower(m, w.elect); err != nil {
 		return err
 	}
 	observePool(w.ops, w.elect, w.poolStats, w.res)
