@@ -115,13 +115,15 @@ func (w *wiring) newLoops(ctx context.Context) error {
 	if w.demand, err = newDemand(clients, w.res, w.caches, w.store, w.link, w.log); err != nil {
 		return err
 	}
-	deps := holdingsDeps{cloud: w.cloud, conns: w.conns, cl: clients, store: w.store, link: w.link,
-		obs: obs, log: w.log, res: w.res, caches: w.caches, pool: w.follower, poolStats: w.poolStats}
-	if w.held, err = newHoldings(w.cfg, deps); err != nil {
+	hc, err := w.holdingsConfig(clients, obs)
+	if err != nil {
+		return err
+	}
+	if w.held, err = forpods.NewForNode(hc); err != nil {
 		return err
 	}
 	w.ops.ObserveHoldings(w.held)
-	if w.nsHeld, err = newNamespaced(w.cfg, nsHoldingsDeps{holdingsDeps: deps, restored: w.restored}, w.held); err != nil {
+	if w.nsHeld, err = forpods.NewNamespacedForNode(hc, w.held); err != nil {
 		return err
 	}
 	w.ops.ObserveNamespaced(w.nsHeld)
