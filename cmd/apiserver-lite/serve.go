@@ -73,7 +73,7 @@ func (w *wiring) loadState(ctx context.Context, configured []cloudsync.Resource)
 	}
 	w.cloud = cloud
 	useRotatingCredentials(cloud, w.log)
-	if w.scope, w.res, w.scopeChecker, err = scopedResources(ctx, w.cfg, configured, cloud, w.store, w.log); err != nil {
+	if w.scope, w.res, w.scopeChecker, err = holding.Scoped(ctx, w.cfg.SyncScope, w.cfg.NodeName, configured, cloud, w.store, w.log); err != nil {
 		return err
 	}
 	forPods, err := holding.PodHeldResources(w.cfg.PodIdentityResources, w.res)
