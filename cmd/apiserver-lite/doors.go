@@ -5,6 +5,7 @@ import (
 
 	"github.com/apiserver-lite/apiserver-lite/pkg/door"
 	"github.com/apiserver-lite/apiserver-lite/pkg/holding"
+	"github.com/apiserver-lite/apiserver-lite/pkg/holding/forpods"
 	"github.com/apiserver-lite/apiserver-lite/pkg/listwatch/requestinfo"
 	"github.com/apiserver-lite/apiserver-lite/pkg/offline"
 	"github.com/apiserver-lite/apiserver-lite/pkg/pool"
@@ -32,7 +33,7 @@ func (w *wiring) openDoors(api http.Handler, served []*versioncache.Cache) (*doo
 		AuthFailed: func(name string) func() { return func() { w.ops.Metrics().AuthFailed(name) } },
 		Cloud:      w.cloud, Pods: holding.HeldPod(served), Held: heldOrAlso(offline.HeldResources(w.res), w.nsHeld.Holds),
 		Decisions: offline.MetaStore{Store: w.store}, Connected: w.link.Connected, KeySealer: w.st.sealer,
-		Holdings: allHoldings(w.held, w.nsHeld), Local: localVerifier(w.verifier), Sockets: w.st.sockets, Logger: w.log})
+		Holdings: forpods.DoorHoldings(w.held, w.nsHeld), Local: localVerifier(w.verifier), Sockets: w.st.sockets, Logger: w.log})
 }
 
 // poolDoorAddress is the pool door's address; "" without a pool.
@@ -50,7 +51,7 @@ func poolDoorConfig(w *wiring) door.PoolConfig {
 	if e == nil {
 		return door.PoolConfig{}
 	}
-	return door.PoolConfig{Serves: holding.PoolWide(w.res, currentOf(w.held)),
+	return door.PoolConfig{Serves: holding.PoolWide(w.res, forpods.CurrentOf(w.held)),
 		Leading: func() (bool, <-chan struct{}) { return electorLeads(e) }}
 }
 

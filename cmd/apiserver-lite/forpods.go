@@ -1,15 +1,12 @@
 package main
 
 import (
-	"context"
 	"fmt"
 
-	"github.com/apiserver-lite/apiserver-lite/pkg/door"
 	"github.com/apiserver-lite/apiserver-lite/pkg/holding"
 	"github.com/apiserver-lite/apiserver-lite/pkg/holding/forpods"
 	"github.com/apiserver-lite/apiserver-lite/pkg/operations"
 	"github.com/spf13/pflag"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
 // forPodsConfig are the settings of what is held for the node's pods'
@@ -47,30 +44,6 @@ func (c forPodsConfig) validate() error {
 	}
 	_, err := forpods.ParseAllowed(c.PodIdentityOwners)
 	return err
-}
-
-// holdingsOf is h as the doors' interface: nil, not a typed nil, when h is.
-func holdingsOf(h *forpods.Holdings) door.Holdings {
-	if h == nil {
-		return nil
-	}
-	return h
-}
-
-// runnerOf is h's Run, or nil.
-func runnerOf(h *forpods.Holdings) func(context.Context) error {
-	if h == nil {
-		return nil
-	}
-	return h.Run
-}
-
-// currentOf is h's Current, or nil.
-func currentOf(h *forpods.Holdings) func(schema.GroupVersionResource) bool {
-	if h == nil {
-		return nil
-	}
-	return h.Current
 }
 
 // holdingsConfig is what is held for the node's pods, from the

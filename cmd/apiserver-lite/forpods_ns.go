@@ -1,11 +1,9 @@
 package main
 
 import (
-	"context"
 	"log/slog"
 	"net/http"
 
-	"github.com/apiserver-lite/apiserver-lite/pkg/door"
 	"github.com/apiserver-lite/apiserver-lite/pkg/holding"
 	"github.com/apiserver-lite/apiserver-lite/pkg/holding/forpods"
 	"github.com/apiserver-lite/apiserver-lite/pkg/listwatch"
@@ -55,30 +53,4 @@ func namespacedAPI(cloud *rest.Config, connected func() bool, log *slog.Logger) 
 		return listwatch.New(listwatch.Config{Caches: []*versioncache.Cache{c}, Cloud: cloud, CloudConnected: connected, Logger: log,
 			Scopes: map[schema.GroupVersionResource]listwatch.Scope{c.GVR(): {Namespace: ns, OnRequest: true}}})
 	}
-}
-
-// allHoldings is the doors' view of both kinds of holdings: nil, not a
-// typed nil, when there are none.
-func allHoldings(h *forpods.Holdings, ns *forpods.Namespaced) door.Holdings {
-	if ns == nil {
-		return holdingsOf(h)
-	}
-	return forpods.Joined{Cluster: h, Namespaced: ns}
-}
-
-// routeNamespaced serves the namespaced holdings' reads before next; next
-// alone when there are none.
-func routeNamespaced(ns *forpods.Namespaced, next http.Handler) http.Handler {
-	if ns == nil {
-		return next
-	}
-	return ns.Route(next)
-}
-
-// nsRunnerOf is ns's Run, or nil.
-func nsRunnerOf(ns *forpods.Namespaced) func(context.Context) error {
-	if ns == nil {
-		return nil
-	}
-	return ns.Run
 }

@@ -152,13 +152,13 @@ func (w *wiring) openAPI(ctx context.Context) (*door.Set, error) {
 	served, widened := holding.SplitWidened(w.res, w.caches)
 	handler, err := listwatch.New(listwatch.Config{Caches: served, Widened: widened, Cloud: w.cloud,
 		CloudConnected: w.link.Connected, Logger: w.log, Version: w.version, Scopes: syncScopes(w.res),
-		Current: currentOf(w.held), View: kubernetesServiceView(w.cfg, w.log)})
+		Current: forpods.CurrentOf(w.held), View: kubernetesServiceView(w.cfg, w.log)})
 	if err != nil {
 		return nil, fmt.Errorf("local api: %w", err)
 	}
 	meta := offline.MetaStore{Store: w.store}
 	api := offline.WithStoredAnswers(handler, w.res, meta, w.tokens, served, w.cfg.NodeName, w.link, w.log)
-	api = routeNamespaced(w.nsHeld, api)
+	api = forpods.RouteNamespaced(w.nsHeld, api)
 	if w.verifier, err = newTokenVerifier(ctx, w.cfg, w.cloud, served, meta, w.log); err != nil {
 		return nil, err
 	}
@@ -181,7 +181,7 @@ func (w *wiring) run(ctx context.Context, doors *door.Set) error {
 	gate := holding.NewGate(w.scopeChecker, w.log)
 	runs := []func(context.Context) error{gate.Run, w.version.Run, w.link.Run,
 		atrest.StoredPruner(w.store, w.tokens, w.ops.Clock(), w.cfg.OfflineAuthzGrace, w.log)}
-	for _, r := range append(syncRunners(w.syncers), w.demand, runnerOf(w.held), nsRunnerOf(w.nsHeld), electionRunner(w.elect)) {
+	for _, r := range append(syncRunners(w.syncers), w.demand, forpods.RunnerOf(w.held), forpods.NamespacedRunnerOf(w.nsHeld), electionRunner(w.elect)) {
 		if r != nil {
 			runs = append(runs, gate.Hold(r))
 		}
