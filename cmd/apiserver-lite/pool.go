@@ -13,7 +13,6 @@ import (
 	"github.com/apiserver-lite/apiserver-lite/pkg/door"
 	"github.com/apiserver-lite/apiserver-lite/pkg/holding"
 	"github.com/apiserver-lite/apiserver-lite/pkg/holding/forpods"
-	"github.com/apiserver-lite/apiserver-lite/pkg/operations"
 	"github.com/apiserver-lite/apiserver-lite/pkg/pool"
 	"github.com/apiserver-lite/apiserver-lite/pkg/versioncache"
 	"github.com/spf13/pflag"
@@ -122,30 +121,6 @@ func poolSyncDeps(deps forpods.SyncDeps, f *pool.Follower, stats *pool.Stats) fo
 		return f.ForPods(r, cloud, func() (pool.Pod, bool) { p, ok := id(); return pool.Pod(p), ok })
 	}
 	return deps
-}
-
-// observePool shows the pool in ops: its metrics, and a /readyz?verbose
-// line per resource held for pods (its upstream and bytes); nothing
-// without a pool.
-func observePool(ops *operations.View, e *pool.Elector, stats *pool.Stats, res []cloudsync.Resource) {
-	if e == nil {
-		return
-	}
-	ops.Metrics().Registry().MustRegister(pool.Collector(e, stats))
-	ops.ObservePool(func(key string) (string, map[string]int64, bool) {
-		st, ok := stats.Snapshot()[key]
-		return st.Upstream, st.Bytes, ok
-	})
-	for _, r := range res {
-		if !r.ForPods {
-			continue
-		}
-		key := r.Key()
-		ops.AddNote(func() (string, string, bool) {
-			info, ok := stats.Describe(key)
-			return "pool:" + key, info, ok
-		})
-	}
 }
 
 // electionRunner is e's Run, or nil.

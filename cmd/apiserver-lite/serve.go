@@ -142,7 +142,7 @@ func (w *wiring) newPool() error {
 	if w.follower, w.poolStats, err = pool.NewMemberFollower(m, w.elect); err != nil {
 		return err
 	}
-	observePool(w.ops, w.elect, w.poolStats, w.res)
+	w.ops.ObservePoolMember(w.elect, w.poolStats, w.res)
 	return nil
 }
 
