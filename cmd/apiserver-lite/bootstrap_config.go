@@ -10,6 +10,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/apiserver-lite/apiserver-lite/pkg/door"
 	"github.com/apiserver-lite/apiserver-lite/pkg/listwatch"
 	"github.com/apiserver-lite/apiserver-lite/pkg/listwatch/kubeservice"
 	"github.com/spf13/pflag"
@@ -87,11 +88,7 @@ func (c config) validateBootstrap() error {
 
 // podsDoor is secure-listen-address as a specific address and port.
 func (c config) podsDoor() (netip.AddrPort, error) {
-	ap, err := netip.ParseAddrPort(c.SecureListenAddress)
-	if err != nil || ap.Addr().IsUnspecified() || ap.Port() == 0 {
-		return netip.AddrPort{}, fmt.Errorf("secure-listen-address %q is not a specific IP address and port", c.SecureListenAddress)
-	}
-	return ap, nil
+	return door.PodsDoorAddress(c.SecureListenAddress)
 }
 
 // rewritesKubernetesService reports whether the node is shown
@@ -107,39 +104,18 @@ func (c config) rewritesKubernetesService() bool {
 	return false
 }
 
-// bootstrapIPs are the bootstrapped certificate's IP SANs: the pods'
-// door's address when specific and not link-local, then the extra ones.
-// A link-local door address (169.254.0.0/16, fe80::/10) is usually the
-// same on every node, so one node's key would serve on all: it is named
-// only when tls-bootstrap-ip-sans lists it, the operator's word that it
-// is this node's alone.
+// bootstrapIPs are the bootstrapped certificate's IP SANs.
 func (c config) bootstrapIPs() []net.IP {
-	var ips []net.IP
-	if ap, err := c.podsDoor(); err == nil && !ap.Addr().IsLinkLocalUnicast() {
-		ips = append(ips, net.IP(ap.Addr().Unmap().AsSlice()))
-	}
-	for _, s := range c.TLSBootstrapIPSANs {
-		if ip := net.ParseIP(s); ip != nil && !slices.ContainsFunc(ips, ip.Equal) {
-			ips = append(ips, ip)
-		}
-	}
-	return ips
+	return door.BootstrapIPs(c.SecureListenAddress, c.TLSBootstrapIPSANs)
 }
 
 // sharedDoorAddress is the warning for a bootstrapped pods' door at a
 // link-local address its certificate does not name; "" when there is none.
 func (c config) sharedDoorAddress() string {
-	ap, err := c.podsDoor()
-	if !c.TLSBootstrap || err != nil || !ap.Addr().IsLinkLocalUnicast() {
+	if !c.TLSBootstrap {
 		return ""
 	}
-	door := net.IP(ap.Addr().Unmap().AsSlice())
-	if slices.ContainsFunc(c.bootstrapIPs(), door.Equal) {
-		return ""
-	}
-	return fmt.Sprintf("secure-listen-address %s is link-local, which is usually shared by every node: the bootstrapped "+
-		"certificate leaves it out, so clients at that address cannot verify the door; give the door a per-node address "+
-		"(the node's IP) or list the address in tls-bootstrap-ip-sans if it is this node's alone", ap.Addr())
+	return door.SharedAddressWarning(c.SecureListenAddress, c.TLSBootstrapIPSANs)
 }
 
 // kubernetesServiceView is the local API's view pointing the node's

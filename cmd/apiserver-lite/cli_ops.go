@@ -114,10 +114,10 @@ type statusOptions struct {
 // fetch asks the daemon for its status: through the authenticated door
 // with the kubeconfig, else through the plain-HTTP door.
 func (o statusOptions) fetch(ctx context.Context) (operations.Status, error) {
-	ctx, cancel := context.WithTimeout(ctx, statusTimeout)
+	ctx, cancel := context.WithTimeout(ctx, operations.StatusTimeout)
 	defer cancel()
 	if o.kubeconfig != "" {
-		return fetchStatusAuthenticated(ctx, o.kubeconfig)
+		return operations.FetchStatus(ctx, o.kubeconfig, userAgent+"-status")
 	}
 	addr := o.address
 	if o.config != "" {
@@ -130,5 +130,5 @@ func (o statusOptions) fetch(ctx context.Context) (operations.Status, error) {
 		}
 		addr = cfg.InsecureListenAddress
 	}
-	return fetchStatusPlain(ctx, addr)
+	return operations.FetchStatusPlain(ctx, addr)
 }

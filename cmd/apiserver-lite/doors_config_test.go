@@ -1,8 +1,6 @@
 package main
 
 import (
-	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -50,20 +48,5 @@ func TestDoorsConfigFileKeys(t *testing.T) {
 	}
 	if c.SecureListenAddress != "10.0.0.1:10551" || c.MaxConnections != 7 || c.OfflineAuthzGrace != time.Hour {
 		t.Fatalf("got %+v, want the file's door settings", c.doorsConfig)
-	}
-}
-
-// The loopback door never compresses: the handler behind it sees no
-// Accept-Encoding, whatever the client sent.
-func TestLoopbackDoorDoesNotCompress(t *testing.T) {
-	var got string
-	h := withoutCompression(http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) {
-		got = r.Header.Get("Accept-Encoding")
-	}))
-	r := httptest.NewRequest(http.MethodGet, "/api/v1/pods", nil)
-	r.Header.Set("Accept-Encoding", "gzip")
-	h.ServeHTTP(httptest.NewRecorder(), r)
-	if got != "" {
-		t.Errorf("got Accept-Encoding %q behind the loopback door, want none", got)
 	}
 }

@@ -18,22 +18,8 @@ func newTokenVerifier(ctx context.Context, cfg config, cloud *rest.Config, cache
 	if !cfg.VerifyServiceAccountTokens {
 		return nil, nil
 	}
-	nodeMint, err := holding.NodeTokenCreator(cloud)
-	if err != nil {
-		return nil, err
-	}
-	fetch, err := satoken.CloudFetcher(cloud, holding.KeyReaderMinter(caches, nodeMint), nil)
-	if err != nil {
-		return nil, err
-	}
-	sas, err := satoken.CloudServiceAccounts(cloud)
-	if err != nil {
-		return nil, err
-	}
-	v := satoken.New(satoken.Config{NodeName: cfg.NodeName, Issuer: cfg.ServiceAccountIssuer, Audiences: cfg.APIAudiences,
-		Fetch: fetch, Pods: holding.PodGetter(caches), ServiceAccounts: sas, Store: store, Logger: log})
-	v.Load(ctx)
-	return v, nil
+	return holding.NewVerifier(ctx, holding.VerifierConfig{NodeName: cfg.NodeName, Issuer: cfg.ServiceAccountIssuer,
+		Audiences: cfg.APIAudiences, Cloud: cloud, Caches: caches, Store: store, Logger: log})
 }
 
 // verifierRunner refreshes v's keys while the cloud is up; nil for nil.

@@ -1,22 +1,12 @@
 package main
 
 import (
-	"context"
 	"fmt"
-	"log/slog"
 
-	"github.com/apiserver-lite/apiserver-lite/pkg/cloudsync"
-	"github.com/apiserver-lite/apiserver-lite/pkg/cloudsync/link"
-	"github.com/apiserver-lite/apiserver-lite/pkg/door"
 	"github.com/apiserver-lite/apiserver-lite/pkg/holding"
 	"github.com/apiserver-lite/apiserver-lite/pkg/holding/forpods"
-	"github.com/apiserver-lite/apiserver-lite/pkg/metastore"
 	"github.com/apiserver-lite/apiserver-lite/pkg/operations"
-	"github.com/apiserver-lite/apiserver-lite/pkg/pool"
-	"github.com/apiserver-lite/apiserver-lite/pkg/versioncache"
 	"github.com/spf13/pflag"
-	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/client-go/rest"
 )
 
 // forPodsConfig are the settings of what is held for the node's pods'
@@ -56,66 +46,18 @@ func (c forPodsConfig) validate() error {
 	return err
 }
 
-// holdingsDeps are what the holdings for pods are wired to.
-type holdingsDeps struct {
-	cloud  *rest.Config
-	conns  *link.Conns
-	cl     cloudClients
-	store  *metastore.Store
-	link   *link.Link
-	obs    *operations.Observer
-	log    *slog.Logger
-	res    []cloudsync.Resource
-	caches []*versioncache.Cache
-	// pool reads pool-wide resources from the pool's leader, counting
-	// their bytes in poolStats; nil without a pool.
-	pool      *pool.Follower
-	poolStats *pool.Stats
-}
-
-// newHoldings wires the holdings for pods of res's ForPods resources; nil
-// when there are none or the node's pods are not synced.
-func newHoldings(cfg config, d holdingsDeps) (*forpods.Holdings, error) {
-	held, pods := forpods.HeldOf(d.res, d.caches)
-	if len(held) == 0 {
-		return nil, nil
-	}
-	mint, err := forpods.NodeMinter(d.cloud)
+// holdingsConfig is what is held for the node's pods, from the
+// pod-identity-* settings, on the node's clients; the cluster-wide
+// holdings read pool-wide resources from the pool's leader.
+func (w *wiring) holdingsConfig(cl cloudClients, obs *operations.Observer) (forpods.NodeConfig, error) {
+	caps, err := w.cfg.caps()
 	if err != nil {
-		return nil, err
+		return forpods.NodeConfig{}, err
 	}
-	owners, err := forpods.ParseAllowed(cfg.PodIdentityOwners) // validated
-	if err != nil {
-		return nil, err
-	}
-	return forpods.New(forpods.Config{Resources: held, Max: cfg.PodIdentityMaxResources, Pods: pods, Owners: owners,
-		PodPresent: holding.HeldPod([]*versioncache.Cache{pods}), Mint: mint, Store: d.store, Connected: d.link.Connected, Logger: d.log,
-		Sync: forpods.CloudSync(poolSyncDeps(forpods.SyncDeps{Cloud: d.cloud, Conns: d.conns, Discovery: d.cl.disc,
-			Store: operations.ObservedStore{Store: d.store, Observer: d.obs}, Link: d.link, Observer: d.obs, Logger: d.log},
-			d.pool, d.poolStats)),
-	}), nil
-}
-
-// holdingsOf is h as the doors' interface: nil, not a typed nil, when h is.
-func holdingsOf(h *forpods.Holdings) door.Holdings {
-	if h == nil {
-		return nil
-	}
-	return h
-}
-
-// runnerOf is h's Run, or nil.
-func runnerOf(h *forpods.Holdings) func(context.Context) error {
-	if h == nil {
-		return nil
-	}
-	return h.Run
-}
-
-// currentOf is h's Current, or nil.
-func currentOf(h *forpods.Holdings) func(schema.GroupVersionResource) bool {
-	if h == nil {
-		return nil
-	}
-	return h.Current
+	sync := forpods.SyncDeps{Cloud: w.cloud, Conns: w.conns, Discovery: cl.disc,
+		Store: operations.ObservedStore{Store: w.store, Observer: obs}, Link: w.link, Observer: obs, Logger: w.log}
+	return forpods.NodeConfig{Resources: w.cfg.PodIdentityResources, MaxResources: w.cfg.PodIdentityMaxResources,
+		Owners: w.cfg.PodIdentityOwners, Caps: caps, CacheSize: w.cfg.WatchCacheSize, Res: w.res, Caches: w.caches,
+		Sync: poolSyncDeps(sync, w.follower, w.poolStats), Store: w.store, Restored: w.restored,
+		API: namespacedAPI(w.cloud, w.link.Connected, w.log)}, nil
 }

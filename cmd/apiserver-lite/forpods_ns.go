@@ -1,15 +1,12 @@
 package main
 
 import (
-	"context"
 	"log/slog"
 	"net/http"
 
-	"github.com/apiserver-lite/apiserver-lite/pkg/door"
 	"github.com/apiserver-lite/apiserver-lite/pkg/holding"
 	"github.com/apiserver-lite/apiserver-lite/pkg/holding/forpods"
 	"github.com/apiserver-lite/apiserver-lite/pkg/listwatch"
-	"github.com/apiserver-lite/apiserver-lite/pkg/operations"
 	"github.com/apiserver-lite/apiserver-lite/pkg/versioncache"
 	"github.com/spf13/pflag"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -48,43 +45,6 @@ func (c nsHoldingsConfig) validate() error {
 	return err
 }
 
-// nsHoldingsDeps are what the namespaced holdings are wired to, beyond
-// the cluster-wide holdings' deps.
-type nsHoldingsDeps struct {
-	holdingsDeps
-	restored []forpods.RestoredHolding // with their caches
-}
-
-// newNamespaced wires the namespaced holdings, and the total cap of the
-// cluster-wide ones (cluster, which may be nil); nil when the node's pods
-// are not synced or pod-identity-namespace-max-objects is 0.
-func newNamespaced(cfg config, d nsHoldingsDeps, cluster *forpods.Holdings) (*forpods.Namespaced, error) {
-	caps, err := cfg.caps()
-	if err != nil {
-		return nil, err
-	}
-	caps.ClusterBytes = holding.ClusterHeldBytes(d.res, d.caches)
-	pods := holding.NodePods(d.res, d.caches)
-	if pods == nil || cfg.PodIdentityNamespaceMaxObjects == 0 {
-		forpods.LimitTotal(cluster, nil, caps)
-		return nil, nil
-	}
-	mint, err := forpods.NodeMinter(d.cloud)
-	if err != nil {
-		return nil, err
-	}
-	ns := forpods.NewNamespaced(forpods.NamespacedConfig{Secrets: forpods.HoldsSecrets(cfg.PodIdentityResources),
-		Covered:         holding.ServedWhole(d.res, d.caches),
-		MaxPerNamespace: cfg.PodIdentityMaxResources, Caps: caps, Restored: d.restored, CacheSize: cfg.WatchCacheSize,
-		Pods: pods, PodPresent: holding.HeldPod([]*versioncache.Cache{pods}), Mint: mint, Store: d.store,
-		Connected: d.link.Connected, Logger: d.log, API: namespacedAPI(d.cloud, d.link.Connected, d.log),
-		Sync: forpods.NamespacedCloudSync(forpods.SyncDeps{Cloud: d.cloud, Conns: d.conns,
-			Store: operations.ObservedStore{Store: d.store, Observer: d.obs}, Link: d.link, Observer: d.obs, Logger: d.log}),
-	})
-	forpods.LimitTotal(cluster, ns, caps)
-	return ns, nil
-}
-
 // namespacedAPI builds the local API of one namespaced holding: its cache
 // in its namespace, everything else forwarded as the main API does. It
 // serves resource requests only, so it needs no version source.
@@ -93,30 +53,4 @@ func namespacedAPI(cloud *rest.Config, connected func() bool, log *slog.Logger) 
 		return listwatch.New(listwatch.Config{Caches: []*versioncache.Cache{c}, Cloud: cloud, CloudConnected: connected, Logger: log,
 			Scopes: map[schema.GroupVersionResource]listwatch.Scope{c.GVR(): {Namespace: ns, OnRequest: true}}})
 	}
-}
-
-// allHoldings is the doors' view of both kinds of holdings: nil, not a
-// typed nil, when there are none.
-func allHoldings(h *forpods.Holdings, ns *forpods.Namespaced) door.Holdings {
-	if ns == nil {
-		return holdingsOf(h)
-	}
-	return forpods.Joined{Cluster: h, Namespaced: ns}
-}
-
-// routeNamespaced serves the namespaced holdings' reads before next; next
-// alone when there are none.
-func routeNamespaced(ns *forpods.Namespaced, next http.Handler) http.Handler {
-	if ns == nil {
-		return next
-	}
-	return ns.Route(next)
-}
-
-// nsRunnerOf is ns's Run, or nil.
-func nsRunnerOf(ns *forpods.Namespaced) func(context.Context) error {
-	if ns == nil {
-		return nil
-	}
-	return ns.Run
 }

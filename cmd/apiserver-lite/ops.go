@@ -5,17 +5,11 @@ import (
 	"path/filepath"
 
 	"github.com/apiserver-lite/apiserver-lite/pkg/cloudsync"
+	"github.com/apiserver-lite/apiserver-lite/pkg/door"
 	"github.com/apiserver-lite/apiserver-lite/pkg/metastore"
 	"github.com/apiserver-lite/apiserver-lite/pkg/operations"
 	"github.com/apiserver-lite/apiserver-lite/pkg/versioncache"
 	"k8s.io/utils/clock"
-)
-
-// Door labels of the request metrics.
-const (
-	doorLoopback = "loopback" // the kubelet's authenticated door (listen-address)
-	doorTLS      = "tls"      // the pods' authenticated door (secure-listen-address)
-	doorInsecure = "insecure" // the plain-HTTP door (insecure-listen-address)
 )
 
 // newOps returns the daemon's operational view: metrics, health, status
@@ -28,9 +22,9 @@ func newOps(cfg config, res []cloudsync.Resource, caches []*versioncache.Cache, 
 // aliveProbe is the watchdog's liveness probe: a GET of /livez through
 // the door the daemon can reach itself, or the liveness checks in process
 // when there is none.
-func aliveProbe(o *operations.View, door *selfDoor) func(context.Context) error {
-	if door != nil {
-		return operations.SelfProbe(door.addr, door.tls)
+func aliveProbe(o *operations.View, doors *door.Set) func(context.Context) error {
+	if addr, isTLS, ok := doors.Probe(); ok {
+		return operations.SelfProbe(addr, isTLS)
 	}
 	return o.Alive
 }

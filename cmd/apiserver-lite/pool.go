@@ -6,7 +6,6 @@ import (
 	"log/slog"
 	"net"
 	"net/netip"
-	"os"
 	"time"
 
 	"github.com/apiserver-lite/apiserver-lite/pkg/cloudsync"
@@ -14,16 +13,13 @@ import (
 	"github.com/apiserver-lite/apiserver-lite/pkg/door"
 	"github.com/apiserver-lite/apiserver-lite/pkg/holding"
 	"github.com/apiserver-lite/apiserver-lite/pkg/holding/forpods"
-	"github.com/apiserver-lite/apiserver-lite/pkg/operations"
 	"github.com/apiserver-lite/apiserver-lite/pkg/pool"
 	"github.com/apiserver-lite/apiserver-lite/pkg/versioncache"
 	"github.com/spf13/pflag"
 	"k8s.io/apimachinery/pkg/util/validation"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/transport"
-	"k8s.io/utils/clock"
 )
 
 // Defaults of the pool settings (docs/pool.md).
@@ -86,60 +82,23 @@ func (c poolConfig) validate() error {
 	return nil
 }
 
-// poolDeps are what the pool's election is wired to.
-type poolDeps struct {
-	cloud *rest.Config
-	conns *link.Conns
-	pods  *versioncache.Cache
-	log   *slog.Logger
-}
-
-// newElection is the node's pool election on a token minted for the pool
-// service account's pod on the node; nil without a pool.
-func newElection(cfg config, d poolDeps) (*pool.Elector, error) {
-	if cfg.Pool == "" {
-		return nil, nil
-	}
-	if d.pods == nil {
-		return nil, fmt.Errorf("pool %s: the node's pods are not synced, so no pool pod's token can be minted", cfg.Pool)
-	}
-	mint, err := forpods.NodeMinter(d.cloud)
-	if err != nil {
-		return nil, err
-	}
-	tokens := pool.Tokens(pool.PodFinder(d.pods, cfg.PoolNamespace, cfg.PoolServiceAccount), func(ctx context.Context, p pool.Pod) (string, time.Time, error) { return mint(ctx, door.Pod(p)) }, clock.RealClock{})
-	cs, err := kubernetes.NewForConfig(forpods.TokenConfig(d.cloud, d.conns, tokens))
-	if err != nil {
-		return nil, fmt.Errorf("pool lease client: %w", err)
-	}
-	return pool.New(pool.Config{Pool: cfg.Pool, Namespace: cfg.PoolNamespace, Leases: cs.CoordinationV1(), Logger: d.log,
-		Self: pool.Holder{Node: cfg.NodeName, Address: cfg.PoolListenAddress}})
-}
-
-// newFollower reads the pool-wide resources held for the node's pods from
-// e's leader; nil without a pool.
-func newFollower(cfg config, cloud *rest.Config, e *pool.Elector, log *slog.Logger) (*pool.Follower, *pool.Stats, error) {
-	if e == nil {
-		return nil, nil, nil
-	}
-	ca := cloud.TLSClientConfig.CAData
-	if len(ca) == 0 && cloud.TLSClientConfig.CAFile != "" {
-		var err error
-		if ca, err = os.ReadFile(cloud.TLSClientConfig.CAFile); err != nil {
-			return nil, nil, fmt.Errorf("pool: the cluster CA: %w", err)
-		}
-	}
-	mint, err := forpods.NodeMinterFor(cloud, []string{cfg.PoolAudience})
-	if err != nil {
-		return nil, nil, err
-	}
-	nodeTLS, err := rest.TLSConfigFor(cloud)
-	if err != nil {
-		return nil, nil, fmt.Errorf("pool: the node's certificate: %w", err)
-	}
-	stats := pool.NewStats()
-	return pool.NewFollower(pool.FollowerConfig{Elector: e, CA: ca, Stats: stats, Logger: log, Clock: clock.RealClock{}, NodeTLS: nodeTLS,
-		Mint: func(ctx context.Context, p pool.Pod) (string, time.Time, error) { return mint(ctx, door.Pod(p)) }}), stats, nil
+// poolMember is the node's pool membership on its clients: its tokens
+// are minted by the node for its own pods (forpods.NodeMinterFor) and
+// sent over the node's connections.
+func poolMember(cfg config, cloud *rest.Config, conns *link.Conns, pods *versioncache.Cache, log *slog.Logger) pool.MemberConfig {
+	return pool.MemberConfig{Pool: cfg.Pool, Namespace: cfg.PoolNamespace, ServiceAccount: cfg.PoolServiceAccount,
+		Audience: cfg.PoolAudience, Self: pool.Holder{Node: cfg.NodeName, Address: cfg.PoolListenAddress},
+		Cloud: cloud, Pods: pods, Logger: log,
+		MintFor: func(audiences []string) (pool.Minter, error) {
+			mint, err := forpods.NodeMinterFor(cloud, audiences)
+			if err != nil {
+				return nil, err
+			}
+			return func(ctx context.Context, p pool.Pod) (string, time.Time, error) { return mint(ctx, door.Pod(p)) }, nil
+		},
+		TokenConfig: func(tokens transport.ResettableTokenSource) *rest.Config {
+			return forpods.TokenConfig(cloud, conns, tokens)
+		}}
 }
 
 // poolUpstream is the upstream of what the node syncs on its own
@@ -162,30 +121,6 @@ func poolSyncDeps(deps forpods.SyncDeps, f *pool.Follower, stats *pool.Stats) fo
 		return f.ForPods(r, cloud, func() (pool.Pod, bool) { p, ok := id(); return pool.Pod(p), ok })
 	}
 	return deps
-}
-
-// observePool shows the pool in ops: its metrics, and a /readyz?verbose
-// line per resource held for pods (its upstream and bytes); nothing
-// without a pool.
-func observePool(ops *operations.View, e *pool.Elector, stats *pool.Stats, res []cloudsync.Resource) {
-	if e == nil {
-		return
-	}
-	ops.Metrics().Registry().MustRegister(pool.Collector(e, stats))
-	ops.ObservePool(func(key string) (string, map[string]int64, bool) {
-		st, ok := stats.Snapshot()[key]
-		return st.Upstream, st.Bytes, ok
-	})
-	for _, r := range res {
-		if !r.ForPods {
-			continue
-		}
-		key := r.Key()
-		ops.AddNote(func() (string, string, bool) {
-			info, ok := stats.Describe(key)
-			return "pool:" + key, info, ok
-		})
-	}
 }
 
 // electionRunner is e's Run, or nil.

@@ -5,12 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 
 	"github.com/apiserver-lite/apiserver-lite/pkg/atrest"
 	"github.com/apiserver-lite/apiserver-lite/pkg/door"
-	"github.com/apiserver-lite/apiserver-lite/pkg/metastore"
 	"github.com/spf13/pflag"
 )
 
@@ -29,10 +27,7 @@ func cmdRekey(ctx context.Context, args []string, out io.Writer) error {
 		return errors.New("usage: apiserver-lite rekey NEW-KEY-FILE --encryption-key-file OLD-KEY-FILE [--data-dir D]")
 	}
 	newFile, db := fs.Arg(0), filepath.Join(*dir, dbFile)
-	if _, err := os.Stat(db + "-wal"); err == nil {
-		return fmt.Errorf("rekey: %s-wal exists: the daemon is running or did not stop cleanly; stop it (start and stop it once after a crash) and retry", db)
-	}
-	cur, next, err := rekeyStore(ctx, db, *dir, *oldFile, newFile)
+	cur, next, err := atrest.Rekey(ctx, db, *dir, *oldFile, newFile)
 	if err != nil {
 		return fmt.Errorf("rekey: %w", err)
 	}
@@ -44,25 +39,4 @@ func cmdRekey(ctx context.Context, args []string, out io.Writer) error {
 	}
 	_, err = fmt.Fprintf(out, "re-encrypted %s with %s; start the daemon with --encryption-key-file %s, then destroy the old key\n", db, newFile, newFile)
 	return err
-}
-
-// rekeyStore re-encrypts the store db, sealed with oldFile's key (none if
-// empty), with newFile's, and scrubs the old values from the WAL; it
-// returns both sealings.
-func rekeyStore(ctx context.Context, db, dir, oldFile, newFile string) (cur, next metastore.Sealing, err error) {
-	if next, err = atrest.StateSealing(newFile, dir); err != nil {
-		return cur, next, err
-	}
-	if cur, err = atrest.StateSealing(oldFile, dir); err != nil {
-		return cur, next, err
-	}
-	st, err := metastore.OpenWith(ctx, db, metastore.Options{Sealing: cur})
-	if err != nil {
-		return cur, next, atrest.OpenStoreError(err, oldFile, dir)
-	}
-	err = st.Rekey(ctx, next.Sealer)
-	if err == nil {
-		err = st.Scrub(ctx)
-	}
-	return cur, next, errors.Join(err, st.Close())
 }

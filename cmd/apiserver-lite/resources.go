@@ -1,8 +1,6 @@
 package main
 
 import (
-	"fmt"
-
 	"github.com/apiserver-lite/apiserver-lite/pkg/cloudsync"
 	"github.com/apiserver-lite/apiserver-lite/pkg/holding"
 	"github.com/apiserver-lite/apiserver-lite/pkg/listwatch"
@@ -21,28 +19,14 @@ func defaultResources() []resourceConfig {
 	return out
 }
 
-// syncResources expands ${NODE_NAME} and checks that each GVR is
-// configured once: the local API serves one cache per GVR.
+// syncResources are the configured resources for the node (holding.Configured).
 func syncResources(c config) ([]cloudsync.Resource, error) {
-	seen := map[schema.GroupVersionResource]bool{}
-	out := make([]cloudsync.Resource, 0, len(c.Resources))
+	res := make([]cloudsync.Resource, len(c.Resources))
 	for i, rc := range c.Resources {
-		if rc.Version == "" || rc.Resource == "" {
-			return nil, fmt.Errorf("resources[%d]: version and resource are required", i)
-		}
-		gvr := schema.GroupVersionResource{Group: rc.Group, Version: rc.Version, Resource: rc.Resource}
-		if seen[gvr] {
-			return nil, fmt.Errorf("resources[%d]: %s is configured twice", i, gvr)
-		}
-		seen[gvr] = true
-		out = append(out, holding.ForNode(cloudsync.Resource{
-			GVR:           gvr,
-			Namespace:     rc.Namespace,
-			LabelSelector: rc.LabelSelector,
-			FieldSelector: rc.FieldSelector,
-		}, c.NodeName))
+		res[i] = cloudsync.Resource{GVR: schema.GroupVersionResource{Group: rc.Group, Version: rc.Version, Resource: rc.Resource},
+			Namespace: rc.Namespace, LabelSelector: rc.LabelSelector, FieldSelector: rc.FieldSelector}
 	}
-	return out, nil
+	return holding.Configured(res, c.NodeName)
 }
 
 // syncScopes is what the local API holds of each synced resource, so it

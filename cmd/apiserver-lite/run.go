@@ -35,9 +35,6 @@ const (
 	// shutdownTimeout bounds the whole ordered shutdown, well inside
 	// systemd's default 90 s stop timeout.
 	shutdownTimeout = 20 * time.Second
-	// readHeaderTimeout bounds how long a local client may take to send
-	// its request headers.
-	readHeaderTimeout = 10 * time.Second
 	// cloudQPS and cloudBurst bound the sync loop's own request rate to the
 	// cloud; watches are long-lived, so steady state needs very little.
 	cloudQPS   = 20
@@ -143,7 +140,7 @@ func newLink(cfg config, cloud *rest.Config, conns *link.Conns, log *slog.Logger
 
 // daemonLoops are what runUntilDone runs and stops.
 type daemonLoops struct {
-	doors  *doorSet
+	doors  *door.Set
 	runs   []func(context.Context) error // the sync loops
 	caches []*versioncache.Cache
 	notify *operations.Notifier
@@ -174,8 +171,8 @@ func runUntilDone(ctx context.Context, d daemonLoops, log *slog.Logger) error {
 			}
 		})
 	}
-	serveErr := make(chan error, len(d.doors.servers))
-	d.doors.serve(&wg, serveErr)
+	serveErr := make(chan error, d.doors.Len())
+	d.doors.Serve(&wg, serveErr)
 	notifyCtx, stopNotify := context.WithCancel(ctx)
 	defer stopNotify()
 	wg.Go(func() { d.notify.Run(notifyCtx, log) })
@@ -191,12 +188,12 @@ func runUntilDone(ctx context.Context, d daemonLoops, log *slog.Logger) error {
 	shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownTimeout)
 	defer cancel()
 	shutdownDone := make(chan error, 1)
-	wg.Go(func() { shutdownDone <- d.doors.shutdown(shutdownCtx) }) // stop accepting
+	wg.Go(func() { shutdownDone <- d.doors.Shutdown(shutdownCtx) }) // stop accepting
 	for _, c := range d.caches {
 		c.Close() // end watches, so Shutdown need not wait for them
 	}
 	if serr := <-shutdownDone; serr != nil {
-		err = errors.Join(err, fmt.Errorf("shutdown: %w", serr), d.doors.close())
+		err = errors.Join(err, fmt.Errorf("shutdown: %w", serr), d.doors.Close())
 	}
 	stopSync() // an in-flight batch commits or rolls back whole
 	wg.Wait()

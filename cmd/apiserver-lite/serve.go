@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net/http"
 	"slices"
 
 	"k8s.io/client-go/rest"
@@ -13,6 +12,7 @@ import (
 	"github.com/apiserver-lite/apiserver-lite/pkg/atrest"
 	"github.com/apiserver-lite/apiserver-lite/pkg/cloudsync"
 	"github.com/apiserver-lite/apiserver-lite/pkg/cloudsync/link"
+	"github.com/apiserver-lite/apiserver-lite/pkg/door"
 	"github.com/apiserver-lite/apiserver-lite/pkg/door/satoken"
 	"github.com/apiserver-lite/apiserver-lite/pkg/holding"
 	"github.com/apiserver-lite/apiserver-lite/pkg/holding/forpods"
@@ -73,7 +73,7 @@ func (w *wiring) loadState(ctx context.Context, configured []cloudsync.Resource)
 	}
 	w.cloud = cloud
 	useRotatingCredentials(cloud, w.log)
-	if w.scope, w.res, w.scopeChecker, err = scopedResources(ctx, w.cfg, configured, cloud, w.store, w.log); err != nil {
+	if w.scope, w.res, w.scopeChecker, err = holding.Scoped(ctx, w.cfg.SyncScope, w.cfg.NodeName, configured, cloud, w.store, w.log); err != nil {
 		return err
 	}
 	forPods, err := holding.PodHeldResources(w.cfg.PodIdentityResources, w.res)
@@ -115,13 +115,15 @@ func (w *wiring) newLoops(ctx context.Context) error {
 	if w.demand, err = newDemand(clients, w.res, w.caches, w.store, w.link, w.log); err != nil {
 		return err
 	}
-	deps := holdingsDeps{cloud: w.cloud, conns: w.conns, cl: clients, store: w.store, link: w.link,
-		obs: obs, log: w.log, res: w.res, caches: w.caches, pool: w.follower, poolStats: w.poolStats}
-	if w.held, err = newHoldings(w.cfg, deps); err != nil {
+	hc, err := w.holdingsConfig(clients, obs)
+	if err != nil {
+		return err
+	}
+	if w.held, err = forpods.NewForNode(hc); err != nil {
 		return err
 	}
 	w.ops.ObserveHoldings(w.held)
-	if w.nsHeld, err = newNamespaced(w.cfg, nsHoldingsDeps{holdingsDeps: deps, restored: w.restored}, w.held); err != nil {
+	if w.nsHeld, err = forpods.NewNamespacedForNode(hc, w.held); err != nil {
 		return err
 	}
 	w.ops.ObserveNamespaced(w.nsHeld)
@@ -133,57 +135,53 @@ func (w *wiring) newLoops(ctx context.Context) error {
 // shows them in the metrics and health; nothing without a pool.
 func (w *wiring) newPool() error {
 	var err error
-	if w.elect, err = newElection(w.cfg, poolDeps{cloud: w.cloud, conns: w.conns,
-		pods: holding.NodePods(w.res, w.caches), log: w.log}); err != nil {
+	m := poolMember(w.cfg, w.cloud, w.conns, holding.NodePods(w.res, w.caches), w.log)
+	if w.elect, err = pool.NewElection(m); err != nil {
 		return err
 	}
-	if w.follower, w.poolStats, err = newFollower(w.cfg, w.cloud, w.elect, w.log); err != nil {
+	if w.follower, w.poolStats, err = pool.NewMemberFollower(m, w.elect); err != nil {
 		return err
 	}
-	observePool(w.ops, w.elect, w.poolStats, w.res)
+	w.ops.ObservePoolMember(w.elect, w.poolStats, w.res)
 	return nil
 }
 
 // openAPI builds the local API, the stored answers in front of it and the
 // doors, and opens them.
-func (w *wiring) openAPI(ctx context.Context) (*doorSet, error) {
+func (w *wiring) openAPI(ctx context.Context) (*door.Set, error) {
 	served, widened := holding.SplitWidened(w.res, w.caches)
 	handler, err := listwatch.New(listwatch.Config{Caches: served, Widened: widened, Cloud: w.cloud,
 		CloudConnected: w.link.Connected, Logger: w.log, Version: w.version, Scopes: syncScopes(w.res),
-		Current: currentOf(w.held), View: kubernetesServiceView(w.cfg, w.log)})
+		Current: forpods.CurrentOf(w.held), View: kubernetesServiceView(w.cfg, w.log)})
 	if err != nil {
 		return nil, fmt.Errorf("local api: %w", err)
 	}
 	meta := offline.MetaStore{Store: w.store}
 	api := offline.WithStoredAnswers(handler, w.res, meta, w.tokens, served, w.cfg.NodeName, w.link, w.log)
-	api = routeNamespaced(w.nsHeld, api)
+	api = forpods.RouteNamespaced(w.nsHeld, api)
 	if w.verifier, err = newTokenVerifier(ctx, w.cfg, w.cloud, served, meta, w.log); err != nil {
 		return nil, err
 	}
-	doors, err := openDoors(w.cfg, doorDeps{handler: func(door string) http.Handler { return w.ops.Handler(api, door) },
-		cloud: w.cloud, caches: served, res: w.res, store: w.store, link: w.link, log: w.log,
-		clusterScope: w.scope == holding.ScopeCluster, keySealer: w.st.sealer, holdings: allHoldings(w.held, w.nsHeld),
-		alsoHeld: w.nsHeld.Holds, local: localVerifier(w.verifier), sockets: w.st.sockets, pool: poolDoorConfig(w),
-		authFailed: func(door string) func() { return func() { w.ops.Metrics().AuthFailed(door) } }})
+	doors, err := w.openDoors(api, served)
 	if err != nil {
 		return nil, err
 	}
-	w.ops.AddNote(doors.pods.note)
+	w.ops.AddNote(doors.PodsNote)
 	return doors, nil
 }
 
 // run starts the watchdog and every loop, the sync loops behind the scope
 // gate, and serves until ctx ends.
-func (w *wiring) run(ctx context.Context, doors *doorSet) error {
-	n, err := operations.NewNotifier(w.ops.Clock(), aliveProbe(w.ops, doors.probe), w.ops.StatusLine)
+func (w *wiring) run(ctx context.Context, doors *door.Set) error {
+	n, err := operations.NewNotifier(w.ops.Clock(), aliveProbe(w.ops, doors), w.ops.StatusLine)
 	if err != nil {
-		return errors.Join(fmt.Errorf("systemd watchdog: %w", err), doors.close())
+		return errors.Join(fmt.Errorf("systemd watchdog: %w", err), doors.Close())
 	}
 	w.log.Info("serving", "node", w.cfg.NodeName, "resources", len(w.res))
 	gate := holding.NewGate(w.scopeChecker, w.log)
 	runs := []func(context.Context) error{gate.Run, w.version.Run, w.link.Run,
 		atrest.StoredPruner(w.store, w.tokens, w.ops.Clock(), w.cfg.OfflineAuthzGrace, w.log)}
-	for _, r := range append(syncRunners(w.syncers), w.demand, runnerOf(w.held), nsRunnerOf(w.nsHeld), electionRunner(w.elect)) {
+	for _, r := range append(syncRunners(w.syncers), w.demand, forpods.RunnerOf(w.held), forpods.NamespacedRunnerOf(w.nsHeld), electionRunner(w.elect)) {
 		if r != nil {
 			runs = append(runs, gate.Hold(r))
 		}

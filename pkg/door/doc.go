@@ -38,4 +38,10 @@
 // and the socket's bound address agree; a door without its socket or a
 // socket no door takes stops the start. Only the TCP listener is passed:
 // TLS and the connection limits stay the door's.
+//
+// OpenSet builds the door set from its settings (set*.go): which doors
+// open, the chain the kubelet's and the pods' doors share, their
+// certificates and limits, the pool door, and the pods' door's wait for
+// an address no interface holds yet (retried, noted in /readyz, never
+// failing it). cmd only fills in SetConfig and runs the set.
 package door

@@ -5,5 +5,8 @@
 // node scope's set of resources (what the Node authorizer lets the node
 // read) and cluster scope's default list. The answers stored for outages
 // are package offline's, which asks this package which pods the node
-// holds. cmd wires it; the doors ask door who may read it.
+// holds. Configured checks the configured resources and expands them for
+// the node, Scoped settles the scope and what it holds at start, and
+// NewVerifier builds satoken's verifier on the node's pods and a token for
+// one of them (wire.go). cmd wires it; the doors ask door who may read it.
 package holding

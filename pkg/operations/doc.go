@@ -3,6 +3,8 @@
 // /readyz and /healthz checks (live unless wedged; ready when the store
 // takes writes, every resource has data and each is fresh while the cloud
 // is reachable), the status document that `apiserver-lite status` reads
+// (askstatus.go: through the authenticated door with a kubeconfig, or the
+// plain-HTTP one)
 // and `inspect` builds from a stopped daemon's store, its table, and the
 // sd_notify protocol with systemd (READY=1, WATCHDOG=1 while alive,
 // STATUS= lines, STOPPING=1). Resources held in a namespace for its pods

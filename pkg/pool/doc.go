@@ -18,6 +18,8 @@
 //   - Every timer is the injected clock's but client-go's own election
 //     loop, which takes no clock.
 //
-// It reaches neither listwatch, door nor holding, and none of them
-// reaches it; cmd wires it.
+// NewElection and NewMemberFollower (member.go) build a member's election
+// and follower from its settings; the node's TokenRequest and transport
+// come in as functions, so it reaches neither listwatch, door nor
+// holding, and none of them reaches it; cmd wires it.
 package pool

@@ -42,4 +42,8 @@
 // only a caller authorized per request by the cloud is routed to a
 // holding, never the node's own identity; stopped holdings' data is
 // dropped and scrubbed after dropGrace as above.
+//
+// NewForNode and NewNamespacedForNode (node.go) build both from the
+// pod-identity-* settings and the node's clients; cmd only fills in
+// NodeConfig.
 package forpods

@@ -1,4 +1,4 @@
-package main
+package door
 
 import (
 	"crypto/tls"
@@ -10,7 +10,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/apiserver-lite/apiserver-lite/pkg/door"
 	"k8s.io/utils/clock"
 )
 
@@ -22,14 +21,14 @@ const bindRetryInterval = 5 * time.Second
 // its address, which may not be assigned yet when the daemon starts.
 type podsDoor struct {
 	// bootstrap serves the door's CSR-signed certificate; nil without
-	// tls-bootstrap. Set by open, then read-only.
-	bootstrap *door.BootstrapServing
+	// Bootstrap. Set by open, then read-only.
+	bootstrap *BootstrapServing
 	// addr is the door's address; set by open, then read-only.
 	addr  string
 	log   *slog.Logger
 	clock clock.WithTicker
 	// lim caps the door's connections once it listens; set by pending.
-	lim *door.Limiter
+	lim *Limiter
 
 	mu sync.Mutex
 	// bindErr is why addr is not bound; nil once bound. Guarded by mu.
@@ -40,25 +39,25 @@ type podsDoor struct {
 	stopped bool
 }
 
-// open checks the door's address and, with tls-bootstrap, starts the
+// open checks the door's address and, with Bootstrap, starts the
 // certificate manager; it returns the door's TLS configuration.
-func (p *podsDoor) open(cfg config, d doorDeps, base *tls.Config) (*tls.Config, error) {
-	p.addr, p.log, p.done, p.clock = cfg.SecureListenAddress, d.log, make(chan struct{}), clock.RealClock{}
+func (p *podsDoor) open(c SetConfig, base *tls.Config) (*tls.Config, error) {
+	p.addr, p.log, p.done, p.clock = c.SecureListenAddress, c.Logger, make(chan struct{}), clock.RealClock{}
 	if p.addr == "" {
 		return base, nil
 	}
 	// A socket systemd passed is bound already (FreeBind= before the
 	// address exists).
-	if err := door.CheckBound(p.addr); errors.Is(err, door.ErrAddressNotBound) && !d.sockets.Passed(door.SocketPods) {
+	if err := CheckBound(p.addr); errors.Is(err, ErrAddressNotBound) && !c.Sockets.Passed(SocketPods) {
 		p.bindErr = err
-		d.log.Warn("the pods' door's address is not assigned to any interface: the door opens once it is "+
+		c.Logger.Warn("the pods' door's address is not assigned to any interface: the door opens once it is "+
 			"(e.g. ip addr add 169.254.20.10/32 dev lo)", "address", p.addr, "err", err)
 	}
-	if !cfg.TLSBootstrap {
+	if !c.Bootstrap {
 		return base, nil
 	}
-	b, err := door.NewBootstrapServing(door.BootstrapOptions{Cloud: d.cloud, NodeName: cfg.NodeName, IPs: cfg.bootstrapIPs(),
-		DataDir: cfg.DataDir, KeySealer: d.keySealer, Lifetime: cfg.TLSBootstrapLifetime, Logger: d.log})
+	b, err := NewBootstrapServing(BootstrapOptions{Cloud: c.Cloud, NodeName: c.NodeName, IPs: c.BootstrapIPs,
+		DataDir: c.TLS.DataDir, KeySealer: c.KeySealer, Lifetime: c.BootstrapLifetime, Logger: c.Logger})
 	if err != nil {
 		return nil, err
 	}
@@ -74,10 +73,10 @@ func (p *podsDoor) unbound() bool {
 	return p.bindErr != nil
 }
 
-// pending adds the pods' door as a server with no listener yet; serve
+// pending adds the pods' door as a server with no listener yet; Serve
 // waits for its address.
-func (s *doorSet) pending(addr string, tlsCfg *tls.Config, h http.Handler, lim *door.Limiter, log *slog.Logger) {
-	srv := newDoorServer(h, lim, log)
+func (s *Set) pending(addr string, tlsCfg *tls.Config, h http.Handler, lim *Limiter, log *slog.Logger) {
+	srv := newServer(h, lim, log)
 	srv.Addr, srv.TLSConfig = addr, lim.TLSConfig(tlsCfg)
 	s.pods.lim = lim
 	s.servers, s.listeners = append(s.servers, srv), append(s.listeners, nil)
@@ -100,7 +99,7 @@ func (p *podsDoor) serveWhenBound(srv *http.Server) error {
 			continue
 		}
 		p.setBindErr(nil)
-		p.log.Info("serving", "door", doorTLS, "address", ln.Addr().String(), "tls", true)
+		p.log.Info("serving", "door", NamePods, "address", ln.Addr().String(), "tls", true)
 		return srv.Serve(tls.NewListener(p.lim.Listener(ln, true), srv.TLSConfig))
 	}
 }
@@ -125,7 +124,12 @@ func (p *podsDoor) stop() {
 	}
 }
 
-// note is the door's /readyz line: informational, never failing.
+// PodsNote is the pods' door's /readyz line: informational, never
+// failing; ok is false without a pods' door.
+func (s *Set) PodsNote() (name, info string, ok bool) {
+	return s.pods.note()
+}
+
 func (p *podsDoor) note() (name, info string, ok bool) {
 	if p == nil || p.addr == "" {
 		return "", "", false

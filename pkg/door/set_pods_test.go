@@ -1,4 +1,4 @@
-package main
+package door
 
 import (
 	"crypto/tls"
@@ -6,11 +6,11 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/apiserver-lite/apiserver-lite/pkg/door"
 	clocktesting "k8s.io/utils/clock/testing"
 )
 
@@ -25,7 +25,7 @@ func TestPodsDoorWaitsForItsAddress(t *testing.T) {
 	ln.Close()
 	clk := clocktesting.NewFakeClock(time.Now())
 	p := &podsDoor{addr: addr, log: slog.New(slog.DiscardHandler), clock: clk, done: make(chan struct{}),
-		bindErr: door.ErrAddressNotBound, lim: door.NewLimiter(door.Limits{}, door.LimiterConfig{})}
+		bindErr: ErrAddressNotBound, lim: NewLimiter(Limits{}, LimiterConfig{})}
 	name, info, ok := p.note()
 	if !ok || name != "pods-door" || !strings.Contains(info, "not bound") {
 		t.Fatalf("unbound door: got %q %q, want an informational note saying not bound", name, info)
@@ -50,5 +50,20 @@ func TestPodsDoorWaitsForItsAddress(t *testing.T) {
 	}
 	if err := <-served; !errors.Is(err, http.ErrServerClosed) {
 		t.Errorf("serve: got %v, want ErrServerClosed", err)
+	}
+}
+
+// The loopback door never compresses: the handler behind it sees no
+// Accept-Encoding, whatever the client sent.
+func TestLoopbackDoorDoesNotCompress(t *testing.T) {
+	var got string
+	h := WithoutCompression(http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) {
+		got = r.Header.Get("Accept-Encoding")
+	}))
+	r := httptest.NewRequest(http.MethodGet, "/api/v1/pods", nil)
+	r.Header.Set("Accept-Encoding", "gzip")
+	h.ServeHTTP(httptest.NewRecorder(), r)
+	if got != "" {
+		t.Errorf("got Accept-Encoding %q behind the loopback door, want none", got)
 	}
 }

@@ -1,4 +1,4 @@
-package main
+package door
 
 import (
 	"context"
@@ -8,8 +8,6 @@ import (
 	"os"
 	"syscall"
 	"testing"
-
-	"github.com/apiserver-lite/apiserver-lite/pkg/door"
 )
 
 // unassignedHost is TEST-NET-1, never assigned to an interface here.
@@ -41,7 +39,7 @@ func freeBindSocket(t *testing.T) (*os.File, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return os.NewFile(uintptr(fd), door.SocketPods), ln.Addr().String()
+	return os.NewFile(uintptr(fd), SocketPods), ln.Addr().String()
 }
 
 // The pods' door at an address not assigned yet serves at once on the
@@ -49,16 +47,16 @@ func freeBindSocket(t *testing.T) (*os.File, string) {
 // address as it does on its own socket.
 func TestPodsDoorServesPassedSocketAtOnce(t *testing.T) {
 	f, addr := freeBindSocket(t)
-	if err := door.CheckBound(addr); err == nil {
+	if err := CheckBound(addr); err == nil {
 		t.Skipf("%s is assigned here", unassignedHost)
 	}
-	sockets, err := door.ClaimSockets(map[string]string{door.SocketPods: addr}, []*os.File{f})
+	sockets, err := ClaimSockets(map[string]string{SocketPods: addr}, []*os.File{f})
 	if err != nil {
 		t.Fatalf("claim: %v", err)
 	}
 	defer sockets.Close()
 	var p podsDoor
-	if _, err := p.open(config{doorsConfig: doorsConfig{SecureListenAddress: addr}}, doorDeps{log: slog.New(slog.DiscardHandler), sockets: sockets},
+	if _, err := p.open(SetConfig{SecureListenAddress: addr, Logger: slog.New(slog.DiscardHandler), Sockets: sockets},
 		&tls.Config{MinVersion: tls.VersionTLS12}); err != nil {
 		t.Fatalf("open: %v", err)
 	}
@@ -66,7 +64,7 @@ func TestPodsDoorServesPassedSocketAtOnce(t *testing.T) {
 	if p.unbound() {
 		t.Errorf("pods' door on a passed socket: got waiting for its address, want it served at once")
 	}
-	ln, err := sockets.Listen(door.SocketPods, addr)
+	ln, err := sockets.Listen(SocketPods, addr)
 	if err != nil {
 		t.Fatalf("listen: %v", err)
 	}
