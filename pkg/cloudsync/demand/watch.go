@@ -125,33 +125,14 @@ func (d *Holder) listWatchAlive(ctx context.Context, lw cache.ListerWatcherWithC
 	return err
 }
 
-// listWatchOnce lists the object unless *from is set, then streams its
-// changes from *from until the watch ends, advancing *from with every
-// event and bookmark.
+// listWatchOnce reads the object's state unless *from is set, then
+// streams its changes from *from until the watch ends, advancing *from
+// with every event and bookmark.
 func (d *Holder) listWatchOnce(ctx context.Context, lw cache.ListerWatcherWithContext, r nodescope.Ref, gen uint64, from *uint64, reached func()) error {
-	if *from == 0 {
-		list, err := lw.ListWithContext(ctx, metav1.ListOptions{})
-		if err != nil {
-			return cloudsync.Classify("list", err)
-		}
-		reached()
-		u, err := listedUpdate(list)
-		if err != nil {
-			return err
-		}
-		u.ref, u.gen = r, gen
-		if !d.send(ctx, u) {
-			return nil
-		}
-		*from = u.rv
+	w, err := d.openWatch(ctx, lw, r, gen, from, reached)
+	if err != nil || w == nil {
+		return err
 	}
-	timeout := cloudsync.WatchTimeout()
-	w, err := lw.WatchWithContext(ctx, metav1.ListOptions{ResourceVersion: strconv.FormatUint(*from, 10),
-		AllowWatchBookmarks: true, TimeoutSeconds: &timeout})
-	if err != nil {
-		return cloudsync.Classify("watch", err)
-	}
-	reached()
 	defer w.Stop()
 	for {
 		var ev watch.Event
@@ -168,6 +149,56 @@ func (d *Holder) listWatchOnce(ctx context.Context, lw cache.ListerWatcherWithCo
 			return err
 		}
 	}
+}
+
+// openWatch returns r's watch from *from. Without a resume point the
+// state is read first: with one streaming watch, which then goes on as
+// the watch (one request where LIST and WATCH are two, as client-go's
+// reflectors do), or, once the cloud refused one for r's kind, with a
+// LIST. A nil watch and nil error mean ctx ended or the worker stopped.
+func (d *Holder) openWatch(ctx context.Context, lw cache.ListerWatcherWithContext, r nodescope.Ref, gen uint64, from *uint64, reached func()) (watch.Interface, error) {
+	if *from == 0 && !d.streamOff(r.Kind) {
+		w, err := d.streamObject(ctx, lw, r, gen, from, reached)
+		if !errors.Is(err, errStreamRefused) {
+			return w, err
+		}
+		if !d.noStream[r.Kind].Swap(true) {
+			d.log.Info("cloud refused a streaming watch, listing instead", "kind", r.Kind, "err", err)
+		}
+	}
+	if *from == 0 {
+		if ok, err := d.listObject(ctx, lw, r, gen, from, reached); err != nil || !ok {
+			return nil, err
+		}
+	}
+	timeout := cloudsync.WatchTimeout()
+	w, err := lw.WatchWithContext(ctx, metav1.ListOptions{ResourceVersion: strconv.FormatUint(*from, 10),
+		AllowWatchBookmarks: true, TimeoutSeconds: &timeout})
+	if err != nil {
+		return nil, cloudsync.Classify("watch", err)
+	}
+	reached()
+	return w, nil
+}
+
+// listObject lists r, sends the answer to Run's loop and sets *from to
+// the list's resourceVersion; false when the worker was stopped first.
+func (d *Holder) listObject(ctx context.Context, lw cache.ListerWatcherWithContext, r nodescope.Ref, gen uint64, from *uint64, reached func()) (bool, error) {
+	list, err := lw.ListWithContext(ctx, metav1.ListOptions{})
+	if err != nil {
+		return false, cloudsync.Classify("list", err)
+	}
+	reached()
+	u, err := listedUpdate(list)
+	if err != nil {
+		return false, err
+	}
+	u.ref, u.gen = r, gen
+	if !d.send(ctx, u) {
+		return false, nil
+	}
+	*from = u.rv
+	return true, nil
 }
 
 // deliver hands one watch event of r on to Run's loop and advances *from.
