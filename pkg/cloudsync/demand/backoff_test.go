@@ -90,7 +90,7 @@ func TestDemandRetriesEachObjectWithJitter(t *testing.T) {
 }
 
 // An object whose watch the cloud expired (410, as a restarted cloud
-// answers every resumed watch) is listed again only after a random delay
+// answers every resumed watch) is read again only after a random delay
 // within the link's relist window, on the injected clock, so a fleet's
 // lists after a cloud restart do not arrive at once.
 func TestDemandSpreadsRelistAfterExpiry(t *testing.T) {

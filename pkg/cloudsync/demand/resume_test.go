@@ -140,7 +140,7 @@ func TestDemandDeletesResumePointsWithoutStoredState(t *testing.T) {
 }
 
 // When a syncer reports the cloud's history behind the stored one, every
-// held object is listed again and its resume point dropped.
+// held object is read again and its resume point dropped.
 func TestDemandRelistsOnRegression(t *testing.T) {
 	l := newLocal(t, secretVolume("used"))
 	const key = "secrets/ns/used"

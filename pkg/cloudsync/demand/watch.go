@@ -59,11 +59,11 @@ func (d *Holder) stopWorker(r nodescope.Ref) {
 	}
 }
 
-// watchObject lists and watches one object until ctx ends. The first
-// watch starts from the stored resume point from (0: none, list first); a
-// watch that ends is resumed from the last resourceVersion it delivered,
-// bookmarks included, as a reflector does; only an object never held or
-// an expired resourceVersion lists again. Failures are retried with the
+// watchObject reads and watches one object until ctx ends. The first
+// watch starts from the stored resume point from (0: none, read the state
+// first, see openWatch); a watch that ends is resumed from the last
+// resourceVersion it delivered, bookmarks included, as a reflector does;
+// only an object never held or an expired resourceVersion is read again. Failures are retried with the
 // object's own jittered backoff (objectBackoff), so the objects a cloud
 // refused together do not come back together.
 func (d *Holder) watchObject(ctx context.Context, lw cache.ListerWatcherWithContext, r nodescope.Ref, gen, from uint64) {
