@@ -19,7 +19,7 @@ import (
 // graph fills) are each retried on their own jittered schedule: nothing
 // is asked again before its delay, the first delay is in [1 s, 2 s) and
 // the second in [2 s, 4 s), and the objects' delays differ, so they do not
-// come back together. Each object is listed once per refusal and once
+// come back together. Each object is read (a streaming watch) once per refusal and once
 // more, and no more.
 func TestDemandRetriesEachObjectWithJitter(t *testing.T) {
 	const objects, refusals = 6, 2
