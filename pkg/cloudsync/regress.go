@@ -67,7 +67,7 @@ func regressed(stored []metastore.Object, wm uint64, listed []*versioncache.Obje
 	return false
 }
 
-// mayHideRestore reports whether a failed attempt may hide a restart of
+// MayHideRestore reports whether a failed attempt may hide a restart of
 // the cloud, and so a restore from a backup: anything but a Status the
 // cloud answered. A restore restarts kube-apiserver, which drops every
 // connection: the link goes down (Link.Outages, which syncOnce watches)
@@ -76,7 +76,7 @@ func regressed(stored []metastore.Object, wm uint64, listed []*versioncache.Obje
 // its report (Link.ReportRegressed) makes every resource relist. The
 // Statuses of a running cloud, such as 429 from its priority and fairness
 // or 403, are no reason to check again, however many there are.
-func mayHideRestore(err error) bool {
+func MayHideRestore(err error) bool {
 	var st apierrors.APIStatus
 	return !errors.As(err, &st)
 }

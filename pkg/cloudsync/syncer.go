@@ -65,7 +65,7 @@ type Syncer struct {
 	// haveInfo is set once discovery information was fetched this run.
 	haveInfo bool
 	// checkRV is set on start and after a failure that may hide a restart
-	// of the cloud (mayHideRestore): the cloud may have been restored from
+	// of the cloud (MayHideRestore): the cloud may have been restored from
 	// a backup meanwhile, so the next resumed watch is vetted (vetResume):
 	// unless it answers 410 (the relist then checks), the cloud's resource
 	// version is checked before its first event is taken. An answer of the
@@ -147,7 +147,7 @@ func (s *Syncer) Run(ctx context.Context) error {
 			}
 			continue
 		}
-		s.checkRV = s.checkRV || mayHideRestore(err)
+		s.checkRV = s.checkRV || MayHideRestore(err)
 		s.cfg.Observer.CloudError(s.key, err)
 		s.log.Warn("cloud sync failed, backing off", "err", err, "rv", s.rv)
 		if s.pause(ctx, err, up) != nil {

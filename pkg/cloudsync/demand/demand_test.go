@@ -60,6 +60,10 @@ type demandCloud struct {
 	// noStreams makes the cloud refuse streaming watches with 422, as one
 	// without the WatchList feature does. Guarded by mu.
 	noStreams bool
+	// failResumes is how many more watches from a resourceVersion fail
+	// with failResumeWith. Guarded by mu.
+	failResumes    int
+	failResumeWith error
 	// refuse is how many more LISTs of a key are answered 403, as the Node
 	// authorizer does while its graph lacks the pod. Guarded by mu.
 	refuse map[string]int
@@ -92,6 +96,10 @@ func (c *demandCloud) source(r cloudsync.Resource) cache.ListerWatcherWithContex
 			}
 			if c.watchRVs != nil {
 				c.watchRVs[key] = append(c.watchRVs[key], o.ResourceVersion)
+			}
+			if c.failResumes > 0 {
+				c.failResumes--
+				return nil, c.failResumeWith
 			}
 			w := watch.NewFakeWithChanSize(10, false)
 			c.watches[key] = w

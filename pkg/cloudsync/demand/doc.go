@@ -21,7 +21,11 @@
 // same stream then carries its changes. A bookmark before that one says
 // nothing of the state and moves no resume point. Once the cloud refuses
 // such a watch (400 or 422) for a kind, that kind's objects are listed
-// and then watched, until the Holder stops.
+// and then watched, until the Holder stops. An object whose watch lost
+// the cloud (no answer, or a half-open link) is read again that way once
+// the link is up, after a delay within the relist window, instead of
+// being resumed: a restarted cloud would answer the resume with a 410,
+// and the read after it would make two requests where one does.
 //
 // Subpackage nodescope computes the references. cmd wires a Holder.
 package demand

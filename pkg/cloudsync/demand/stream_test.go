@@ -3,10 +3,14 @@ package demand
 import (
 	"context"
 	"errors"
+	"slices"
 	"testing"
+	"time"
 
 	"github.com/apiserver-lite/apiserver-lite/pkg/cloudsync"
 	"github.com/apiserver-lite/apiserver-lite/pkg/cloudsync/demand/nodescope"
+	"github.com/apiserver-lite/apiserver-lite/pkg/cloudsync/link"
+	"github.com/apiserver-lite/apiserver-lite/pkg/cloudsync/link/linktest"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -154,6 +158,62 @@ func TestInitialState(t *testing.T) {
 			}
 			if got := u.obj != nil; got != tt.wantObj || u.rv != tt.wantRV || !u.listed {
 				t.Errorf("got object %v at %d (listed %v), want object %v at %d, listed", got, u.rv, u.listed, tt.wantObj, tt.wantRV)
+			}
+		})
+	}
+}
+
+// A held object whose resumed watch got no answer from the cloud (it may
+// have restarted, which expires every watch) is read again with a
+// streaming watch once the link is up, after a delay within the relist
+// window, instead of being resumed into a 410 first; an answer of the
+// running cloud (403) is retried as a resume.
+func TestDemandRereadsAfterLostCloud(t *testing.T) {
+	for _, tt := range []struct {
+		name       string
+		err        error
+		want       []string
+		wantDelays int
+	}{
+		{"no answer", errors.New("dial tcp 127.0.0.1:6443: connect: connection refused"), []string{"stream", "40", "stream"}, 2},
+		{"403 of the running cloud", apierrors.NewForbidden(schema.GroupResource{Resource: "secrets"}, "used", errors.New("no relationship found")),
+			[]string{"stream", "40", "40"}, 1},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			l := newLocal(t, secretVolume("used"))
+			const key = "secrets/ns/used"
+			cloud := newResumeCloud()
+			clk := linktest.NewRecClock()
+			stop := runHolderWith(t, l, cloud, clk)
+			defer stop()
+			waitFor(t, "the streaming watch", func() bool { _, rvs := cloud.asks(key); return len(rvs) == 1 })
+			cloud.mu.Lock()
+			cloud.failResumes, cloud.failResumeWith = 1, tt.err
+			cloud.mu.Unlock()
+			before := len(clk.Timers())
+			cloud.watchOf(key).Stop() // the cloud goes away
+			waitFor(t, "the next read or resume", func() bool {
+				clk.Step(time.Second) // past the backoff and the relist delay
+				_, rvs := cloud.asks(key)
+				return len(rvs) == len(tt.want)
+			})
+			if _, rvs := cloud.asks(key); !slices.Equal(rvs, tt.want) {
+				t.Errorf("watches: got %v, want %v", rvs, tt.want)
+			}
+			// The backoff's delay, and before a read the relist delay.
+			var delays []time.Duration
+			for _, d := range clk.Timers()[before:] {
+				if d != resumeFlush && d != resumeFlushListed {
+					delays = append(delays, d)
+				}
+			}
+			if len(delays) != tt.wantDelays {
+				t.Errorf("delays: got %v, want %d (the backoff's, and a relist delay before a read)", delays, tt.wantDelays)
+			}
+			for _, d := range delays {
+				if d >= link.DefaultRelistSpread {
+					t.Errorf("delay %v: want under the relist window %v", d, link.DefaultRelistSpread)
+				}
 			}
 		})
 	}

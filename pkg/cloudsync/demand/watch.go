@@ -63,41 +63,61 @@ func (d *Holder) stopWorker(r nodescope.Ref) {
 // watch starts from the stored resume point from (0: none, read the state
 // first, see openWatch); a watch that ends is resumed from the last
 // resourceVersion it delivered, bookmarks included, as a reflector does;
-// only an object never held or an expired resourceVersion is read again. Failures are retried with the
-// object's own jittered backoff (objectBackoff), so the objects a cloud
-// refused together do not come back together.
+// only an object never held, an expired resourceVersion or a lost cloud
+// (awaitReread) reads it again. Failures are retried with the object's
+// own jittered backoff (objectBackoff), so the objects a cloud refused
+// together do not come back together.
 func (d *Holder) watchObject(ctx context.Context, lw cache.ListerWatcherWithContext, r nodescope.Ref, gen, from uint64) {
 	retry := link.NewRetrierWith(d.cfg.Clock, objectBackoff)
+	reread := false
 	for ctx.Err() == nil {
-		err := d.listWatchAlive(ctx, lw, r, gen, &from, retry.Reset)
-		if ctx.Err() != nil {
+		if reread && d.awaitReread(ctx) != nil {
 			return
 		}
-		if errors.Is(err, errLinkDead) {
-			// A half-open link: watch again once the prober reaches the
-			// cloud, as the syncers do.
-			if d.cfg.Link.WaitUp(ctx) != nil || link.Sleep(ctx, d.cfg.Clock, d.cfg.Link.RelistDelay()) != nil {
-				return
-			}
-			continue
-		}
-		if errors.Is(err, cloudsync.ErrExpired) {
+		reread = false
+		err := d.listWatchAlive(ctx, lw, r, gen, &from, retry.Reset)
+		switch {
+		case ctx.Err() != nil:
+			return
+		case errors.Is(err, cloudsync.ErrExpired):
 			// A restarted cloud expires every object's watch at once, on
-			// every node: the lists are spread over the relist window.
+			// every node: the reads are spread over the relist window.
 			from = 0
 			if link.Sleep(ctx, d.cfg.Clock, d.cfg.Link.RelistDelay()) != nil {
 				return
 			}
 			continue
-		}
-		if err == nil {
+		case err == nil:
 			continue
+		case errors.Is(err, errLinkDead) || cloudsync.MayHideRestore(err):
+			// The cloud was lost (a half-open link, or no answer): it may
+			// have restarted, which expires every watch of every node, so
+			// the object is read again, spread like a relist, rather than
+			// resumed into a 410 first (awaitReread).
+			from, reread = 0, true
+			if errors.Is(err, errLinkDead) {
+				continue
+			}
 		}
 		d.log.Info("watch of referenced object failed, backing off", "kind", r.Kind, "namespace", r.Namespace, "name", r.Name, "err", err)
 		if retry.Wait(ctx, err) != nil {
 			return
 		}
 	}
+}
+
+// awaitReread waits, before an object is read again after the cloud was
+// lost, until the prober reaches the cloud and then for the link's relist
+// delay, so a fleet's reads after a cloud restart are spread over the
+// relist window (--relist-spread, or the cloud's Retry-After) as its
+// relists are. Reading at once costs what a resume costs, one request,
+// and a restarted cloud answers a resume with 410 and a read after it:
+// two. A cloud that was not restarted sends the object's bytes once more.
+func (d *Holder) awaitReread(ctx context.Context) error {
+	if err := d.cfg.Link.WaitUp(ctx); err != nil {
+		return err
+	}
+	return link.Sleep(ctx, d.cfg.Clock, d.cfg.Link.RelistDelay())
 }
 
 // listWatchAlive runs listWatchOnce, ending it with errLinkDead once the
