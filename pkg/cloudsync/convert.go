@@ -8,6 +8,7 @@ import (
 	"github.com/apiserver-lite/apiserver-lite/pkg/metastore"
 	"github.com/apiserver-lite/apiserver-lite/pkg/versioncache"
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	utiljson "k8s.io/apimachinery/pkg/util/json"
@@ -75,27 +76,46 @@ func storedObject(o *versioncache.Object) metastore.Object {
 // ResourceVersionOf returns metadata.resourceVersion of a cloud object,
 // such as a watch bookmark.
 func ResourceVersionOf(obj runtime.Object) (uint64, error) {
+	b, err := BookmarkOf(obj)
+	return b.RV, err
+}
+
+// Bookmark is what a watch bookmark tells.
+type Bookmark struct {
+	// RV is the bookmark's resourceVersion: nothing changed up to it.
+	RV uint64
+	// InitialEventsEnd marks the bookmark that ends a streaming watch's
+	// initial events (sendInitialEvents=true): the state sent before it is
+	// the state at RV, as a LIST at RV would give it.
+	InitialEventsEnd bool
+}
+
+// BookmarkOf reads a watch bookmark's resourceVersion and whether it
+// ends the initial events (metav1.InitialEventsAnnotationKey).
+func BookmarkOf(obj runtime.Object) (Bookmark, error) {
 	var s string
+	var annotations map[string]string
 	if r, ok := obj.(*rawObject); ok {
 		var m struct {
 			Metadata struct {
-				ResourceVersion string `json:"resourceVersion"`
+				ResourceVersion string            `json:"resourceVersion"`
+				Annotations     map[string]string `json:"annotations"`
 			} `json:"metadata"`
 		}
 		if err := utiljson.Unmarshal(r.Raw, &m); err != nil {
-			return 0, err
+			return Bookmark{}, err
 		}
-		s = m.Metadata.ResourceVersion
+		s, annotations = m.Metadata.ResourceVersion, m.Metadata.Annotations
 	} else {
 		m, err := meta.Accessor(obj)
 		if err != nil {
-			return 0, err
+			return Bookmark{}, err
 		}
-		s = m.GetResourceVersion()
+		s, annotations = m.GetResourceVersion(), m.GetAnnotations()
 	}
 	rv, err := strconv.ParseUint(s, 10, 64)
 	if err != nil {
-		return 0, fmt.Errorf("resource version %q: %w", s, err)
+		return Bookmark{}, fmt.Errorf("resource version %q: %w", s, err)
 	}
-	return rv, nil
+	return Bookmark{RV: rv, InitialEventsEnd: annotations[metav1.InitialEventsAnnotationKey] == "true"}, nil
 }

@@ -25,10 +25,13 @@
 // at a version the watermark covers, means the cloud was restored from a
 // backup: the local state is replaced by the list, watermark included, and
 // local watchers relist. A watch from a watermark a restored cloud has
-// not reached would wait silently, so a resume first reads the cloud's
-// resource version with a LIST of one object: once per start, and again
-// only after a failure that may hide a cloud restart (a transport error or
-// a dead link, not a Status the running cloud answered).
+// not reached would wait silently, so a resumed watch's first event is
+// held until the cloud's resource version, read with a LIST of one
+// object, is known not to be behind: once per start, and again only after
+// a failure that may hide a cloud restart (a transport error or a dead
+// link, not a Status the running cloud answered). A resumed watch whose
+// first frame is a 410 needs no check (the relist checks), so a cloud
+// restart, which expires every watermark, costs none.
 //
 // Such a relist of a resource synced before is lean when it can be: it
 // lists only the objects' metadata (PartialObjectMetadataList, protobuf),

@@ -5,13 +5,16 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"time"
 
+	"github.com/apiserver-lite/apiserver-lite/pkg/cloudsync/link"
 	"github.com/apiserver-lite/apiserver-lite/pkg/jsonscan"
 	"github.com/apiserver-lite/apiserver-lite/pkg/metastore"
 	"github.com/apiserver-lite/apiserver-lite/pkg/versioncache"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/watch"
 )
 
 // errRegressedElsewhere means another resource's syncer found the cloud's
@@ -64,17 +67,68 @@ func regressed(stored []metastore.Object, wm uint64, listed []*versioncache.Obje
 	return false
 }
 
-// mayHideRestore reports whether a failed attempt may hide a restart of
+// MayHideRestore reports whether a failed attempt may hide a restart of
 // the cloud, and so a restore from a backup: anything but a Status the
 // cloud answered. A restore restarts kube-apiserver, which drops every
 // connection: the link goes down (Link.Outages, which syncOnce watches)
-// or some syncer's failure is a transport one; that syncer checks, and
+// or some syncer's failure is a transport one; that syncer checks (on its
+// next resumed watch that does not answer 410, see vetResume), and
 // its report (Link.ReportRegressed) makes every resource relist. The
 // Statuses of a running cloud, such as 429 from its priority and fairness
 // or 403, are no reason to check again, however many there are.
-func mayHideRestore(err error) bool {
+func MayHideRestore(err error) bool {
 	var st apierrors.APIStatus
 	return !errors.As(err, &st)
+}
+
+// resumeVetWindow is how long a resumed watch's first event is awaited,
+// while a check of the cloud's resource version is due (checkRV), before
+// the check is made. A cloud that no longer serves the watermark, as a
+// restarted one, answers 410 in the response's first frame, and then the
+// relist that follows compares the cloud's state with the stored history
+// itself: no check is needed. A cloud behind the watermark sends nothing.
+// Events wait for the check, so the window delays only the check of a
+// watch that has nothing to deliver.
+const resumeVetWindow = time.Second
+
+// vetResume makes the check due (checkRV) on a watch just resumed from
+// the watermark. It waits up to resumeVetWindow for the first event: an
+// ERROR is returned as the watch's error (a 410 relists, and the relist
+// checks); any other event, or none, is held while the cloud's resource
+// version is read (cloudBehind), and a cloud behind the watermark fails
+// with errConflict, as a contradicting event does. It returns the held
+// event, if one came, for the caller to take first; ended is set when
+// the watch or ctx ended first, with the check still due.
+func (s *Syncer) vetResume(ctx context.Context, ch <-chan watch.Event, st stops) (first *watch.Event, ended bool, err error) {
+	t := s.cfg.Clock.NewTimer(resumeVetWindow)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return nil, true, nil
+	case <-st.dead:
+		return nil, true, link.ErrDead
+	case <-st.regressed:
+		return nil, true, errRegressedElsewhere
+	case ev, open := <-ch:
+		if !open {
+			return nil, true, nil
+		}
+		if ev.Type == watch.Error {
+			return nil, true, Classify("watch event", apierrors.FromObject(ev.Object))
+		}
+		first = &ev
+	case <-t.C():
+	}
+	s.outagesAtCheck = s.cfg.Link.Outages()
+	behind, err := s.cloudBehind(ctx)
+	if err != nil {
+		return nil, true, err
+	}
+	s.checkRV = false
+	if behind {
+		return nil, true, fmt.Errorf("%w: the cloud's resource version is behind the watermark %d", errConflict, s.rv)
+	}
+	return first, false, nil
 }
 
 // cloudBehind reports whether the cloud's current resourceVersion of the

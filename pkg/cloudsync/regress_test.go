@@ -75,6 +75,10 @@ func restoredCloud(e *env, firstWatch func() watch.Interface, checkRV uint64, li
 	return live
 }
 
+// silentWatch is a watch a cloud behind the watermark accepts: nothing
+// comes until the cloud reaches it.
+func silentWatch() watch.Interface { return watch.NewFake() }
+
 func TestClassifyRelistsOnTooLargeRV(t *testing.T) {
 	tooLarge := apierrors.NewTimeoutError("Too large resource version", 1)
 	tooLarge.ErrStatus.Details.Causes = []metav1.StatusCause{{Type: metav1.CauseTypeResourceVersionTooLarge}}
@@ -108,7 +112,7 @@ func TestCloudRVRegressionReplacesLocalState(t *testing.T) {
 		wantRV  uint64
 		reason  string // of the relist
 	}{
-		{"cloud behind the watermark on resume", nil, 20,
+		{"cloud behind the watermark on resume", silentWatch, 20,
 			cmList(20, withUID(cm("a", "one", 15, "restored"), "u9"), cm("a", "new", 12, "n")),
 			[]string{"a/new@12", "a/one@15"}, 20, RelistRegressed},
 		{"410 for our watermark, other UID", expiredWatch, 120,

@@ -65,10 +65,13 @@ type Syncer struct {
 	// haveInfo is set once discovery information was fetched this run.
 	haveInfo bool
 	// checkRV is set on start and after a failure that may hide a restart
-	// of the cloud (mayHideRestore): the cloud may have been restored from
-	// a backup meanwhile, so the next resume first checks that the cloud
-	// is not behind the watermark. An answer of the running cloud (429,
-	// 403, ...) does not set it, so a start costs at most one check.
+	// of the cloud (MayHideRestore): the cloud may have been restored from
+	// a backup meanwhile, so the next resumed watch is vetted (vetResume):
+	// unless it answers 410 (the relist then checks), the cloud's resource
+	// version is checked before its first event is taken. An answer of the
+	// running cloud (429, 403, ...) does not set it, so a start costs at
+	// most one check, and a cloud restart, which expires the watermark,
+	// none. A relist clears it.
 	checkRV bool
 	// outagesAtCheck is the Link's Outages when the cloud's resource
 	// version was last checked, or the state last listed: another count
@@ -144,7 +147,7 @@ func (s *Syncer) Run(ctx context.Context) error {
 			}
 			continue
 		}
-		s.checkRV = s.checkRV || mayHideRestore(err)
+		s.checkRV = s.checkRV || MayHideRestore(err)
 		s.cfg.Observer.CloudError(s.key, err)
 		s.log.Warn("cloud sync failed, backing off", "err", err, "rv", s.rv)
 		if s.pause(ctx, err, up) != nil {
@@ -193,23 +196,15 @@ func (s *Syncer) syncOnce(ctx context.Context) error {
 	if s.cfg.Link.Outages() != s.outagesAtCheck {
 		s.checkRV = true
 	}
-	if s.checkRV && s.needList == "" {
-		s.outagesAtCheck = s.cfg.Link.Outages()
-		behind, err := s.cloudBehind(ctx)
-		if err != nil {
-			return err
-		}
-		if s.checkRV = false; behind {
-			s.noteRegressed(true)
-		}
-	}
 	if s.needList != "" {
 		s.outagesAtCheck = s.cfg.Link.Outages()
 		s.cfg.Observer.Relisted(s.key, s.needList)
 		if err := s.relist(ctx); err != nil {
 			return err
 		}
-		s.needList = ""
+		// The relist compared the cloud's state with the stored history,
+		// and the watch resumes from the cloud's own list resourceVersion.
+		s.needList, s.checkRV = "", false
 	}
 	return s.watch(ctx)
 }

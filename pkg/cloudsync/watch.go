@@ -66,8 +66,18 @@ func (s *Syncer) watch(ctx context.Context) error {
 		return Classify("watch", err)
 	}
 	defer w.Stop()
+	st := stops{dead: dead, regressed: s.regressed}
+	if s.checkRV {
+		first, ended, err := s.vetResume(ctx, w.ResultChan(), st)
+		if err != nil || ended {
+			return err
+		}
+		if err := s.takeFirst(ctx, first); err != nil {
+			return err
+		}
+	}
 	for {
-		b, open, err := s.nextBatch(ctx, w.ResultChan(), stops{dead: dead, regressed: s.regressed})
+		b, open, err := s.nextBatch(ctx, w.ResultChan(), st)
 		if cerr := s.commit(ctx, b); cerr != nil {
 			return cerr
 		}
@@ -75,6 +85,19 @@ func (s *Syncer) watch(ctx context.Context) error {
 			return err
 		}
 	}
+}
+
+// takeFirst commits the event vetResume held, if any, on its own.
+func (s *Syncer) takeFirst(ctx context.Context, ev *watch.Event) error {
+	if ev == nil {
+		return nil
+	}
+	b := batch{rv: s.rv}
+	err := s.add(&b, *ev)
+	if cerr := s.commit(ctx, b); cerr != nil {
+		return cerr
+	}
+	return err
 }
 
 // stops are what ends a cloud watch besides its context and the cloud.

@@ -17,11 +17,14 @@ const maxChecksPerResource = 1
 
 // rebootLists are the LISTs a fleet-wide daemon restart made that the
 // restart itself caused: the change made after it adds a pod whose new
-// secret and configmap are listed by name, as a kubelet would, and those
+// secret and configmap are read by name, as a kubelet would, and those
 // are left out.
 type rebootLists struct {
 	// collection and single count collection and single-object LISTs.
 	collection, single int
+	// streams count the streaming watches (sendInitialEvents=true) that
+	// read a state as a LIST would, of a collection or a held object.
+	streams int
 	// maxChecks is the most limit=1 checks one node made of one resource,
 	// the first such pair in maxChecksOf ("user resource").
 	maxChecks   int
@@ -40,7 +43,7 @@ func rebootListsOf(events []framework.AuditEvent, suffix string) rebootLists {
 	var l rebootLists
 	checks := map[string]int{}
 	for _, e := range events {
-		if e.Verb != "list" {
+		if e.Verb != "list" && e.Verb != "watch" {
 			continue
 		}
 		u, err := url.Parse(e.RequestURI)
@@ -51,6 +54,10 @@ func rebootListsOf(events []framework.AuditEvent, suffix string) rebootLists {
 		q := u.Query()
 		name, single := strings.CutPrefix(q.Get("fieldSelector"), "metadata.name=")
 		switch {
+		case e.Verb == "watch":
+			if isStream(q) && !(single && strings.HasSuffix(name, "-"+suffix)) {
+				l.streams++
+			}
 		case q.Get("limit") == "1":
 			at := e.User.Username + " " + e.Resource()
 			if checks[at]++; checks[at] > l.maxChecks {
@@ -66,13 +73,19 @@ func rebootListsOf(events []framework.AuditEvent, suffix string) rebootLists {
 	return l
 }
 
-// check fails a daemon restart that listed anything but the change's new
-// objects, or checked a resource's resourceVersion more than once a node.
+// isStream reports whether a watch's query asks for its initial events
+// (WatchList): a read of the state, as a LIST is.
+func isStream(q url.Values) bool {
+	return q.Get("sendInitialEvents") == "true"
+}
+
+// check fails a daemon restart that listed, or read with a streaming
+// watch, anything but the change's new objects, or checked a resource's resourceVersion more than once a node.
 func (l rebootLists) check() []error {
 	var errs []error
-	if l.collection > 0 || l.single > 0 {
-		errs = append(errs, fmt.Errorf("the fleet-wide daemon restart made %d collection LISTs and %d single-object LISTs, want none",
-			l.collection, l.single))
+	if l.collection > 0 || l.single > 0 || l.streams > 0 {
+		errs = append(errs, fmt.Errorf("the fleet-wide daemon restart made %d collection LISTs, %d single-object LISTs and %d streaming watches (sendInitialEvents) of held objects, want none",
+			l.collection, l.single, l.streams))
 	}
 	if l.maxChecks > maxChecksPerResource {
 		errs = append(errs, fmt.Errorf("the fleet-wide daemon restart made %d limit=1 resourceVersion checks (%s), want at most %d per resource",

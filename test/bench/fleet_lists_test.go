@@ -9,7 +9,11 @@ import (
 )
 
 func auditedList(user, resource, uri string) framework.AuditEvent {
-	e := framework.AuditEvent{Verb: "list", RequestURI: uri}
+	return audited("list", user, resource, uri)
+}
+
+func audited(verb, user, resource, uri string) framework.AuditEvent {
+	e := framework.AuditEvent{Verb: verb, RequestURI: uri}
 	e.User.Username = user
 	e.ObjectRef = &struct {
 		Resource    string `json:"resource"`
@@ -35,6 +39,13 @@ func TestRebootListsOf(t *testing.T) {
 		{"an old reference listed", []framework.AuditEvent{
 			auditedList(n0, "secrets", "/api/v1/namespaces/fleet/secrets?fieldSelector=metadata.name%3Dfleet-000-0"),
 		}, rebootLists{single: 1}},
+		{"a held object streamed", []framework.AuditEvent{
+			audited("watch", n0, "secrets", "/api/v1/namespaces/fleet/secrets?allowWatchBookmarks=true&fieldSelector=metadata.name%3Dfleet-000-0&resourceVersionMatch=NotOlderThan&sendInitialEvents=true&watch=true"),
+		}, rebootLists{streams: 1}},
+		{"the change's new object streamed, a held one resumed", []framework.AuditEvent{
+			audited("watch", n0, "secrets", "/api/v1/namespaces/fleet/secrets?allowWatchBookmarks=true&fieldSelector=metadata.name%3Dfleet-000-d&resourceVersionMatch=NotOlderThan&sendInitialEvents=true&watch=true"),
+			audited("watch", n0, "secrets", "/api/v1/namespaces/fleet/secrets?allowWatchBookmarks=true&fieldSelector=metadata.name%3Dfleet-000-0&resourceVersion=42&watch=true"),
+		}, rebootLists{}},
 		{"a collection", []framework.AuditEvent{
 			auditedList(n0, "pods", "/api/v1/pods?fieldSelector=spec.nodeName%3Dfleet-000&limit=500"),
 		}, rebootLists{collection: 1}},

@@ -135,15 +135,22 @@ type listCounts struct {
 	// checks are LISTs of at most one object that read only the
 	// collection's resourceVersion (apiserver-lite's regression check).
 	checks int
+	// streams are watches that read the state first, as a LIST does
+	// (sendInitialEvents=true: client-go's WatchList reflectors, the
+	// kubelet's among them, and apiserver-lite's per-object reads), of a
+	// collection or one object.
+	streams int
 }
 
-func (l listCounts) total() int { return l.collection + l.single + l.checks }
+// total counts the reads of a state: LISTs and streaming watches.
+func (l listCounts) total() int { return l.collection + l.single + l.checks + l.streams }
 
-// listsSince counts the fleet's LISTs the cloud received since start.
+// listsSince counts the fleet's LISTs and streaming watches the cloud
+// received since start.
 func listsSince(c *framework.Cluster, start time.Time) listCounts {
 	var n listCounts
 	for _, e := range c.CloudRequests(isFleetUser, start, time.Now().Add(time.Hour)) {
-		if e.Verb != "list" {
+		if e.Verb != "list" && e.Verb != "watch" {
 			continue
 		}
 		u, err := url.Parse(e.RequestURI)
@@ -153,6 +160,10 @@ func listsSince(c *framework.Cluster, start time.Time) listCounts {
 		}
 		q := u.Query()
 		switch {
+		case e.Verb == "watch":
+			if isStream(q) {
+				n.streams++
+			}
 		case q.Get("limit") == "1":
 			n.checks++
 		case strings.HasPrefix(q.Get("fieldSelector"), "metadata.name="):

@@ -85,6 +85,7 @@ func TestFleetCheck(t *testing.T) {
 		{"stopped", func(r *fleetResults) { r.stopped = errors.New("node fleet-001 serves 3 pods, want 4") }, "stopped"},
 		{"restart lists a collection", func(r *fleetResults) { r.rebootLists.collection = 1 }, "1 collection LISTs"},
 		{"restart lists an object", func(r *fleetResults) { r.rebootLists.single = 2 }, "2 single-object LISTs"},
+		{"restart streams an object", func(r *fleetResults) { r.rebootLists.streams = 3 }, "3 streaming watches"},
 		{"restart checks twice", func(r *fleetResults) {
 			r.rebootLists.maxChecks, r.rebootLists.maxChecksOf = 2, "system:node:fleet-000 pods"
 		}, "2 limit=1"},

@@ -44,7 +44,7 @@ func (r *fleetResults) writeRounds(b *bytes.Buffer) {
 
 // writeRestarts writes what each restart cost the cloud.
 func (r *fleetResults) writeRestarts(b *bytes.Buffer) {
-	b.WriteString("| restart | requests | collection LISTs (relists) | single-object LISTs | resourceVersion checks (`limit=1`) | cloud bytes sent (LIST, GET, watch) | kube-apiserver CPU peak | every node serving a change made after it |\n| --- | --- | --- | --- | --- | --- | --- | --- |\n")
+	b.WriteString("| restart | requests | collection LISTs (relists) | single-object LISTs | streaming watches (`sendInitialEvents`: a state read as a LIST is, then watched) | resourceVersion checks (`limit=1`) | cloud bytes sent (LIST, GET, watch) | kube-apiserver CPU peak | every node serving a change made after it |\n| --- | --- | --- | --- | --- | --- | --- | --- | --- |\n")
 	for _, x := range []struct {
 		name string
 		res  restartResult
@@ -55,8 +55,8 @@ func (r *fleetResults) writeRestarts(b *bytes.Buffer) {
 		{"every apiserver-lite restarted at once (SIGTERM, then a start on its held sockets)", r.reboot, "the first SIGTERM"},
 	} {
 		l := x.res.lists
-		fmt.Fprintf(b, "| %s | %d | %d | %d | %d | %.1f MiB (%.1f + %.1f + %.1f) | %.2f cores | %s after %s |\n", x.name, x.res.requests,
-			l.collection, l.single, l.checks, x.res.bytes.total()/mib, x.res.bytes.list/mib, x.res.bytes.get/mib, x.res.bytes.watch/mib,
+		fmt.Fprintf(b, "| %s | %d | %d | %d | %d | %d | %.1f MiB (%.1f + %.1f + %.1f) | %.2f cores | %s after %s |\n", x.name, x.res.requests,
+			l.collection, l.single, l.streams, l.checks, x.res.bytes.total()/mib, x.res.bytes.list/mib, x.res.bytes.get/mib, x.res.bytes.watch/mib,
 			x.res.cpuPeak, x.res.caughtUp.Round(time.Millisecond), x.from)
 	}
 	b.WriteString("\n")
@@ -75,9 +75,9 @@ func (r *fleetResults) writeVerdicts(b *bytes.Buffer) {
 		len(r.rounds), verdict(l.median > 0 && l.median <= d.median), l.median, d.median)
 	rb := r.reboot
 	rl := r.rebootLists
-	fmt.Fprintf(b, "| restart of every apiserver-lite: %d LISTs of what it held, at most %d `limit=1` check per node and resource | %s (%d relists, %d single-object of held objects, at most %d checks; all told %d single-object LISTs, the new pods' objects included, and %d checks) |\n",
-		goalRebootLists, maxChecksPerResource, verdict(rl.collection+rl.single <= goalRebootLists && rl.maxChecks <= maxChecksPerResource),
-		rl.collection, rl.single, rl.maxChecks, rb.lists.single, rb.lists.checks)
+	fmt.Fprintf(b, "| restart of every apiserver-lite: %d LISTs or streaming watches of what it held, at most %d `limit=1` check per node and resource | %s (%d relists, %d single-object of held objects, %d streaming watches of held objects, at most %d checks; all told %d single-object LISTs and %d streaming watches, the new pods' objects included, and %d checks) |\n",
+		goalRebootLists, maxChecksPerResource, verdict(rl.collection+rl.single+rl.streams <= goalRebootLists && rl.maxChecks <= maxChecksPerResource),
+		rl.collection, rl.single, rl.streams, rl.maxChecks, rb.lists.single, rb.lists.streams, rb.lists.checks)
 	fmt.Fprintf(b, "| restart of every apiserver-lite: every node caught up within %s | %s (%s) |\n", goalRebootCatchUp,
 		verdict(rb.caughtUp > 0 && rb.caughtUp <= goalRebootCatchUp), rb.caughtUp.Round(time.Millisecond))
 	cl, cd := r.cloudRestart, r.directRestart

@@ -8,8 +8,10 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"net/url"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -42,7 +44,7 @@ const (
 // last pod is gone.
 func TestNodeScope(t *testing.T) {
 	const ns = "nodescope"
-	c := framework.New(t, framework.Options{NodeCredentials: true, Namespaces: []string{ns}})
+	c := framework.New(t, framework.Options{NodeCredentials: true, Namespaces: []string{ns}, AuditLog: true})
 	ctx := t.Context()
 	admin := c.Admin.CoreV1()
 	mustCreate(t, func() error {
@@ -66,10 +68,12 @@ func TestNodeScope(t *testing.T) {
 		return err
 	})
 
+	started := time.Now()
 	c.StartEdge()
 	edge := c.EdgeClient()
 	checkNodeReads(t, c, edge, ns, "online")
 	checkUnusedSecret(t, c, edge, ns)
+	checkStreamedReads(t, c, started, map[string]string{"secrets": "used", "configmaps": "used-cm"})
 
 	c.StopCloud()
 	checkNodeReads(t, c, edge, ns, "cloud stopped")
@@ -103,6 +107,38 @@ func TestNodeScope(t *testing.T) {
 	}
 	if _, err := edge.CoreV1().Secrets(ns).Get(ctx, "used", metav1.GetOptions{}); err == nil {
 		t.Errorf("edge GET of the secret after its pod was deleted: got it, want an error")
+	}
+}
+
+// checkStreamedReads checks that the edge read each referenced object
+// (resource: name) with a streaming watch the cloud's Node authorizer let
+// it open (sendInitialEvents=true and the name's field selector), and
+// listed none of them, since since.
+func checkStreamedReads(t *testing.T, c *framework.Cluster, since time.Time, objects map[string]string) {
+	t.Helper()
+	streams, lists := map[string]int{}, map[string]int{}
+	for _, e := range c.CloudRequests(func(u string) bool { return u == c.EdgeUser() }, since, time.Now()) {
+		u, err := url.Parse(e.RequestURI)
+		if err != nil {
+			t.Fatalf("audited request URI %q: %v", e.RequestURI, err)
+		}
+		q := u.Query()
+		name, ok := strings.CutPrefix(q.Get("fieldSelector"), "metadata.name=")
+		if !ok || objects[e.Resource()] != name {
+			continue
+		}
+		switch {
+		case e.Verb == "list":
+			lists[e.Resource()]++
+		case e.Verb == "watch" && q.Get("sendInitialEvents") == "true" && q.Get("resourceVersionMatch") == "NotOlderThan":
+			streams[e.Resource()]++
+		}
+	}
+	for resource, name := range objects {
+		if streams[resource] == 0 || lists[resource] != 0 {
+			t.Errorf("cloud reads of %s %s: got %d streaming watches and %d LISTs, want at least 1 streaming watch and no LIST",
+				resource, name, streams[resource], lists[resource])
+		}
 	}
 }
 

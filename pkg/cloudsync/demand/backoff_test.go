@@ -19,7 +19,7 @@ import (
 // graph fills) are each retried on their own jittered schedule: nothing
 // is asked again before its delay, the first delay is in [1 s, 2 s) and
 // the second in [2 s, 4 s), and the objects' delays differ, so they do not
-// come back together. Each object is listed once per refusal and once
+// come back together. Each object is read (a streaming watch) once per refusal and once
 // more, and no more.
 func TestDemandRetriesEachObjectWithJitter(t *testing.T) {
 	const objects, refusals = 6, 2
@@ -90,7 +90,7 @@ func TestDemandRetriesEachObjectWithJitter(t *testing.T) {
 }
 
 // An object whose watch the cloud expired (410, as a restarted cloud
-// answers every resumed watch) is listed again only after a random delay
+// answers every resumed watch) is read again only after a random delay
 // within the link's relist window, on the injected clock, so a fleet's
 // lists after a cloud restart do not arrive at once.
 func TestDemandSpreadsRelistAfterExpiry(t *testing.T) {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/apiserver-lite/apiserver-lite/pkg/cloudsync"
@@ -86,6 +87,10 @@ type Holder struct {
 	// regressed is closed when a syncer finds the cloud's history behind
 	// the stored one; replaced once taken.
 	regressed <-chan struct{}
+	// noStream is set, by kind, once the cloud refused a streaming watch
+	// of that kind's objects (streamOff). Atomic: the workers read and set
+	// it.
+	noStream [nodescope.ConfigMap + 1]atomic.Bool
 }
 
 // New returns a Holder; the caller loaded its kinds' caches from the

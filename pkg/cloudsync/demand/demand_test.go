@@ -20,6 +20,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/tools/cache"
@@ -48,10 +49,21 @@ type demandCloud struct {
 	watches map[string]*watch.FakeWatcher         // guarded by mu
 	asked   map[string]bool                       // guarded by mu
 	listRV  uint64                                // guarded by mu
-	// lists counts the LISTs, watchRVs the watches' resourceVersions, by
-	// key. Guarded by mu.
+	// lists counts the reads of the state, LISTs and streaming watches,
+	// watchRVs the watches' resourceVersions ("stream" for a streaming
+	// one), by key. Guarded by mu.
 	lists    map[string]int
 	watchRVs map[string][]string
+	// plainLists counts the LISTs and streams the streaming watches asked
+	// for, refused ones included. Guarded by mu.
+	plainLists, streams int
+	// noStreams makes the cloud refuse streaming watches with 422, as one
+	// without the WatchList feature does. Guarded by mu.
+	noStreams bool
+	// failResumes is how many more watches from a resourceVersion fail
+	// with failResumeWith. Guarded by mu.
+	failResumes    int
+	failResumeWith error
 	// refuse is how many more LISTs of a key are answered 403, as the Node
 	// authorizer does while its graph lacks the pod. Guarded by mu.
 	refuse map[string]int
@@ -65,16 +77,9 @@ func (c *demandCloud) source(r cloudsync.Resource) cache.ListerWatcherWithContex
 		ListWithContextFunc: func(context.Context, metav1.ListOptions) (runtime.Object, error) {
 			c.mu.Lock()
 			defer c.mu.Unlock()
-			c.asked[key] = true
-			if c.lists != nil {
-				c.lists[key]++
-			}
-			if c.refuse[key] > 0 {
-				c.refuse[key]--
-				if c.refuseWith != nil {
-					return nil, c.refuseWith
-				}
-				return nil, apierrors.NewForbidden(schema.GroupResource{Resource: r.GVR.Resource}, key, errors.New("no relationship found"))
+			c.plainLists++
+			if err := c.read(r, key); err != nil {
+				return nil, err
 			}
 			l := &unstructured.UnstructuredList{Object: map[string]any{"apiVersion": "v1", "kind": "List"}}
 			l.SetResourceVersion(strconv.FormatUint(c.listRV, 10))
@@ -86,14 +91,65 @@ func (c *demandCloud) source(r cloudsync.Resource) cache.ListerWatcherWithContex
 		WatchFuncWithContext: func(_ context.Context, o metav1.ListOptions) (watch.Interface, error) {
 			c.mu.Lock()
 			defer c.mu.Unlock()
+			if o.SendInitialEvents != nil {
+				return c.stream(r, key, o)
+			}
 			if c.watchRVs != nil {
 				c.watchRVs[key] = append(c.watchRVs[key], o.ResourceVersion)
+			}
+			if c.failResumes > 0 {
+				c.failResumes--
+				return nil, c.failResumeWith
 			}
 			w := watch.NewFakeWithChanSize(10, false)
 			c.watches[key] = w
 			return w, nil
 		},
 	}
+}
+
+// read records a read of key's state and answers the refusal due, if
+// any. c.mu is held.
+func (c *demandCloud) read(r cloudsync.Resource, key string) error {
+	c.asked[key] = true
+	if c.lists != nil {
+		c.lists[key]++
+	}
+	if c.refuse[key] > 0 {
+		c.refuse[key]--
+		if c.refuseWith != nil {
+			return c.refuseWith
+		}
+		return apierrors.NewForbidden(schema.GroupResource{Resource: r.GVR.Resource}, key, errors.New("no relationship found"))
+	}
+	return nil
+}
+
+// stream answers a streaming watch as kube-apiserver does: the object, if
+// any, as ADDED, then the bookmark that ends the initial events at
+// listRV, on a watch that stays open. c.mu is held.
+func (c *demandCloud) stream(r cloudsync.Resource, key string, o metav1.ListOptions) (watch.Interface, error) {
+	c.streams++
+	if c.noStreams || !*o.SendInitialEvents || o.ResourceVersionMatch != metav1.ResourceVersionMatchNotOlderThan || !o.AllowWatchBookmarks {
+		return nil, apierrors.NewInvalid(schema.GroupKind{Kind: "ListOptions"}, "",
+			field.ErrorList{field.Forbidden(field.NewPath("sendInitialEvents"), "sendInitialEvents is forbidden for watch unless the WatchList feature gate is enabled")})
+	}
+	if err := c.read(r, key); err != nil {
+		return nil, err
+	}
+	if c.watchRVs != nil {
+		c.watchRVs[key] = append(c.watchRVs[key], "stream")
+	}
+	w := watch.NewFakeWithChanSize(10, false)
+	if obj := c.objs[key]; obj != nil {
+		w.Add(obj.DeepCopy())
+	}
+	end := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Secret"}}
+	end.SetResourceVersion(strconv.FormatUint(c.listRV, 10))
+	end.SetAnnotations(map[string]string{metav1.InitialEventsAnnotationKey: "true"})
+	w.Action(watch.Bookmark, end)
+	c.watches[key] = w
+	return w, nil
 }
 
 func (c *demandCloud) wasAsked(key string) bool {
@@ -268,8 +324,9 @@ func (c *demandCloud) asks(key string) (int, []string) {
 }
 
 // A referenced object's watch that ends is resumed from the last
-// resourceVersion it delivered, bookmarks included, without a LIST; only
-// an expired resourceVersion lists again.
+// resourceVersion it delivered, bookmarks included, without reading its
+// state again; only an expired resourceVersion reads it again, with a
+// streaming watch.
 func TestDemandResumesObjectWatchWithoutListing(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -292,12 +349,22 @@ func TestDemandResumesObjectWatchWithoutListing(t *testing.T) {
 	first.Stop() // the cloud ends the watch, as at its timeout
 	waitFor(t, "the resumed watch", watches(2))
 	if lists, rvs := cloud.asks(key); lists != 1 || rvs[1] != "45" {
-		t.Errorf("after a watch ended: got %d LISTs and watches from %v, want 1 LIST and the watch resumed from 45", lists, rvs)
+		t.Errorf("after a watch ended: got %d reads and watches from %v, want 1 read and the watch resumed from 45", lists, rvs)
 	}
 
 	cloud.watchOf(key).Error(&metav1.Status{Status: metav1.StatusFailure, Code: 410, Reason: metav1.StatusReasonExpired})
-	waitFor(t, "the watch after a relist", watches(3))
-	if lists, rvs := cloud.asks(key); lists != 2 || rvs[2] != "40" {
-		t.Errorf("after 410: got %d LISTs and watches from %v, want 2 LISTs and a watch from the list's 40", lists, rvs)
+	waitFor(t, "the streaming watch after 410", watches(3))
+	if lists, rvs := cloud.asks(key); lists != 2 || rvs[2] != "stream" {
+		t.Errorf("after 410: got %d reads and watches from %v, want 2 reads, the second a streaming watch", lists, rvs)
+	}
+	// The stream goes on as the watch; once it ends, the next resumes from
+	// the resourceVersion of the bookmark that ended its initial events.
+	cloud.watchOf(key).Stop()
+	waitFor(t, "the watch after the stream", watches(4))
+	if lists, rvs := cloud.asks(key); lists != 2 || rvs[3] != "40" {
+		t.Errorf("after the stream ended: got %d reads and watches from %v, want 2 reads and a watch from the bookmark's 40", lists, rvs)
+	}
+	if cloud.plainLists != 0 {
+		t.Errorf("LISTs: got %d, want none (a streaming watch reads the state)", cloud.plainLists)
 	}
 }

@@ -9,9 +9,23 @@
 // resourceVersion it delivered (list, event or bookmark), so a restart
 // lists nothing: the resume points are kept in the store's meta, written
 // only after what came with them was committed, and a point is deleted
-// from the store before its object is. Only a 410 lists one object again,
+// from the store before its object is. Only a 410 reads one object again,
 // and a cloud whose history went backwards (a syncer reports it on the
-// Link) lists every held object again.
+// Link) reads every held object again.
+//
+// An object without a resume point is read with one streaming watch
+// (sendInitialEvents=true, resourceVersionMatch=NotOlderThan, no
+// resourceVersion, as client-go's WatchList reflectors send): its initial
+// events up to the bookmark that ends them are the object's state at the
+// bookmark's resourceVersion, taken as a LIST's answer would be, and the
+// same stream then carries its changes. A bookmark before that one says
+// nothing of the state and moves no resume point. Once the cloud refuses
+// such a watch (400 or 422) for a kind, that kind's objects are listed
+// and then watched, until the Holder stops. An object whose watch lost
+// the cloud (no answer, or a half-open link) is read again that way once
+// the link is up, after a delay within the relist window, instead of
+// being resumed: a restarted cloud would answer the resume with a 410,
+// and the read after it would make two requests where one does.
 //
 // Subpackage nodescope computes the references. cmd wires a Holder.
 package demand

@@ -111,7 +111,7 @@ func (d *Holder) loadResume(ctx context.Context, loaded bool) error {
 	}
 	rv, err := decodeResume(data)
 	if err != nil {
-		d.log.Warn("stored resume points unreadable, every referenced object is listed again", "err", err)
+		d.log.Warn("stored resume points unreadable, every referenced object is read again", "err", err)
 		return nil
 	}
 	d.resume.rv = rv
@@ -151,7 +151,7 @@ func (d *Holder) forgetResume(ctx context.Context, r nodescope.Ref) error {
 }
 
 // forgetAllResume drops every resume point at once, as when the cloud's
-// history went backwards and every object is listed again.
+// history went backwards and every object is read again.
 func (d *Holder) forgetAllResume(ctx context.Context) error {
 	clear(d.resume.rv)
 	return d.flushResume(ctx)

@@ -93,8 +93,8 @@ func TestDemandRestartResumesFromStoredPoint(t *testing.T) {
 	waitFor(t, "the resumed watch", watches(len(rvs)+1))
 	cloud.watchOf(key).Error(&metav1.Status{Status: metav1.StatusFailure, Code: 410, Reason: metav1.StatusReasonExpired})
 	waitFor(t, "the watch after a relist", watches(len(rvs)+2))
-	if lists, rvs := cloud.asks(key); lists != 2 || rvs[len(rvs)-1] != "40" {
-		t.Errorf("after 410: got %d LISTs and watches from %v, want 2 LISTs and a watch from the list's 40", lists, rvs)
+	if lists, rvs := cloud.asks(key); lists != 2 || rvs[len(rvs)-1] != "stream" {
+		t.Errorf("after 410: got %d reads and watches from %v, want 2 reads, the second a streaming watch", lists, rvs)
 	}
 }
 
@@ -114,8 +114,8 @@ func TestDemandIgnoresResumePointsWithoutStoredState(t *testing.T) {
 	stop := runHolder(t, l, cloud)
 	defer stop()
 	waitFor(t, "the first watch", func() bool { _, rvs := cloud.asks(key); return len(rvs) == 1 })
-	if lists, rvs := cloud.asks(key); lists != 1 || rvs[0] != "40" {
-		t.Errorf("got %d LISTs and watches from %v, want 1 LIST and a watch from the list's 40", lists, rvs)
+	if lists, rvs := cloud.asks(key); lists != 1 || rvs[0] != "stream" {
+		t.Errorf("got %d reads and watches from %v, want 1 read, a streaming watch", lists, rvs)
 	}
 }
 
@@ -140,7 +140,7 @@ func TestDemandDeletesResumePointsWithoutStoredState(t *testing.T) {
 }
 
 // When a syncer reports the cloud's history behind the stored one, every
-// held object is listed again and its resume point dropped.
+// held object is read again and its resume point dropped.
 func TestDemandRelistsOnRegression(t *testing.T) {
 	l := newLocal(t, secretVolume("used"))
 	const key = "secrets/ns/used"
@@ -159,8 +159,8 @@ func TestDemandRelistsOnRegression(t *testing.T) {
 	cloud.mu.Unlock()
 	d.cfg.Link.ReportRegressed("pods")
 	waitFor(t, "the watch after the relist", func() bool { _, rvs := cloud.asks(key); return len(rvs) == 2 })
-	if lists, rvs := cloud.asks(key); lists != 2 || rvs[1] != "8" {
-		t.Errorf("got %d LISTs and watches from %v, want 2 LISTs and a watch from the new list's 8", lists, rvs)
+	if lists, rvs := cloud.asks(key); lists != 2 || rvs[1] != "stream" {
+		t.Errorf("got %d reads and watches from %v, want 2 reads, the second a streaming watch", lists, rvs)
 	}
 	waitFor(t, "the rebuilt secret", func() bool {
 		o, _, _ := l.secrets.Cache.Get("ns", "used")

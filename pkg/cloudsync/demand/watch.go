@@ -59,45 +59,65 @@ func (d *Holder) stopWorker(r nodescope.Ref) {
 	}
 }
 
-// watchObject lists and watches one object until ctx ends. The first
-// watch starts from the stored resume point from (0: none, list first); a
-// watch that ends is resumed from the last resourceVersion it delivered,
-// bookmarks included, as a reflector does; only an object never held or
-// an expired resourceVersion lists again. Failures are retried with the
-// object's own jittered backoff (objectBackoff), so the objects a cloud
-// refused together do not come back together.
+// watchObject reads and watches one object until ctx ends. The first
+// watch starts from the stored resume point from (0: none, read the state
+// first, see openWatch); a watch that ends is resumed from the last
+// resourceVersion it delivered, bookmarks included, as a reflector does;
+// only an object never held, an expired resourceVersion or a lost cloud
+// (awaitReread) reads it again. Failures are retried with the object's
+// own jittered backoff (objectBackoff), so the objects a cloud refused
+// together do not come back together.
 func (d *Holder) watchObject(ctx context.Context, lw cache.ListerWatcherWithContext, r nodescope.Ref, gen, from uint64) {
 	retry := link.NewRetrierWith(d.cfg.Clock, objectBackoff)
+	reread := false
 	for ctx.Err() == nil {
-		err := d.listWatchAlive(ctx, lw, r, gen, &from, retry.Reset)
-		if ctx.Err() != nil {
+		if reread && d.awaitReread(ctx) != nil {
 			return
 		}
-		if errors.Is(err, errLinkDead) {
-			// A half-open link: watch again once the prober reaches the
-			// cloud, as the syncers do.
-			if d.cfg.Link.WaitUp(ctx) != nil || link.Sleep(ctx, d.cfg.Clock, d.cfg.Link.RelistDelay()) != nil {
-				return
-			}
-			continue
-		}
-		if errors.Is(err, cloudsync.ErrExpired) {
+		reread = false
+		err := d.listWatchAlive(ctx, lw, r, gen, &from, retry.Reset)
+		switch {
+		case ctx.Err() != nil:
+			return
+		case errors.Is(err, cloudsync.ErrExpired):
 			// A restarted cloud expires every object's watch at once, on
-			// every node: the lists are spread over the relist window.
+			// every node: the reads are spread over the relist window.
 			from = 0
 			if link.Sleep(ctx, d.cfg.Clock, d.cfg.Link.RelistDelay()) != nil {
 				return
 			}
 			continue
-		}
-		if err == nil {
+		case err == nil:
 			continue
+		case errors.Is(err, errLinkDead) || cloudsync.MayHideRestore(err):
+			// The cloud was lost (a half-open link, or no answer): it may
+			// have restarted, which expires every watch of every node, so
+			// the object is read again, spread like a relist, rather than
+			// resumed into a 410 first (awaitReread).
+			from, reread = 0, true
+			if errors.Is(err, errLinkDead) {
+				continue
+			}
 		}
 		d.log.Info("watch of referenced object failed, backing off", "kind", r.Kind, "namespace", r.Namespace, "name", r.Name, "err", err)
 		if retry.Wait(ctx, err) != nil {
 			return
 		}
 	}
+}
+
+// awaitReread waits, before an object is read again after the cloud was
+// lost, until the prober reaches the cloud and then for the link's relist
+// delay, so a fleet's reads after a cloud restart are spread over the
+// relist window (--relist-spread, or the cloud's Retry-After) as its
+// relists are. Reading at once costs what a resume costs, one request,
+// and a restarted cloud answers a resume with 410 and a read after it:
+// two. A cloud that was not restarted sends the object's bytes once more.
+func (d *Holder) awaitReread(ctx context.Context) error {
+	if err := d.cfg.Link.WaitUp(ctx); err != nil {
+		return err
+	}
+	return link.Sleep(ctx, d.cfg.Clock, d.cfg.Link.RelistDelay())
 }
 
 // listWatchAlive runs listWatchOnce, ending it with errLinkDead once the
@@ -125,33 +145,14 @@ func (d *Holder) listWatchAlive(ctx context.Context, lw cache.ListerWatcherWithC
 	return err
 }
 
-// listWatchOnce lists the object unless *from is set, then streams its
-// changes from *from until the watch ends, advancing *from with every
-// event and bookmark.
+// listWatchOnce reads the object's state unless *from is set, then
+// streams its changes from *from until the watch ends, advancing *from
+// with every event and bookmark.
 func (d *Holder) listWatchOnce(ctx context.Context, lw cache.ListerWatcherWithContext, r nodescope.Ref, gen uint64, from *uint64, reached func()) error {
-	if *from == 0 {
-		list, err := lw.ListWithContext(ctx, metav1.ListOptions{})
-		if err != nil {
-			return cloudsync.Classify("list", err)
-		}
-		reached()
-		u, err := listedUpdate(list)
-		if err != nil {
-			return err
-		}
-		u.ref, u.gen = r, gen
-		if !d.send(ctx, u) {
-			return nil
-		}
-		*from = u.rv
+	w, err := d.openWatch(ctx, lw, r, gen, from, reached)
+	if err != nil || w == nil {
+		return err
 	}
-	timeout := cloudsync.WatchTimeout()
-	w, err := lw.WatchWithContext(ctx, metav1.ListOptions{ResourceVersion: strconv.FormatUint(*from, 10),
-		AllowWatchBookmarks: true, TimeoutSeconds: &timeout})
-	if err != nil {
-		return cloudsync.Classify("watch", err)
-	}
-	reached()
 	defer w.Stop()
 	for {
 		var ev watch.Event
@@ -168,6 +169,56 @@ func (d *Holder) listWatchOnce(ctx context.Context, lw cache.ListerWatcherWithCo
 			return err
 		}
 	}
+}
+
+// openWatch returns r's watch from *from. Without a resume point the
+// state is read first: with one streaming watch, which then goes on as
+// the watch (one request where LIST and WATCH are two, as client-go's
+// reflectors do), or, once the cloud refused one for r's kind, with a
+// LIST. A nil watch and nil error mean ctx ended or the worker stopped.
+func (d *Holder) openWatch(ctx context.Context, lw cache.ListerWatcherWithContext, r nodescope.Ref, gen uint64, from *uint64, reached func()) (watch.Interface, error) {
+	if *from == 0 && !d.streamOff(r.Kind) {
+		w, err := d.streamObject(ctx, lw, r, gen, from, reached)
+		if !errors.Is(err, errStreamRefused) {
+			return w, err
+		}
+		if !d.noStream[r.Kind].Swap(true) {
+			d.log.Info("cloud refused a streaming watch, listing instead", "kind", r.Kind, "err", err)
+		}
+	}
+	if *from == 0 {
+		if ok, err := d.listObject(ctx, lw, r, gen, from, reached); err != nil || !ok {
+			return nil, err
+		}
+	}
+	timeout := cloudsync.WatchTimeout()
+	w, err := lw.WatchWithContext(ctx, metav1.ListOptions{ResourceVersion: strconv.FormatUint(*from, 10),
+		AllowWatchBookmarks: true, TimeoutSeconds: &timeout})
+	if err != nil {
+		return nil, cloudsync.Classify("watch", err)
+	}
+	reached()
+	return w, nil
+}
+
+// listObject lists r, sends the answer to Run's loop and sets *from to
+// the list's resourceVersion; false when the worker was stopped first.
+func (d *Holder) listObject(ctx context.Context, lw cache.ListerWatcherWithContext, r nodescope.Ref, gen uint64, from *uint64, reached func()) (bool, error) {
+	list, err := lw.ListWithContext(ctx, metav1.ListOptions{})
+	if err != nil {
+		return false, cloudsync.Classify("list", err)
+	}
+	reached()
+	u, err := listedUpdate(list)
+	if err != nil {
+		return false, err
+	}
+	u.ref, u.gen = r, gen
+	if !d.send(ctx, u) {
+		return false, nil
+	}
+	*from = u.rv
+	return true, nil
 }
 
 // deliver hands one watch event of r on to Run's loop and advances *from.
