@@ -126,12 +126,15 @@ Duration: 360.06s, Total samples = 6.96s ( 1.93%)
          0     0% 38.22%     160ms  2.30%  golang.org/x/net/http2.(*serverConn).readFrames
          0     0% 53.74%      0.06s  0.86%  golang.org/x/net/http2.(*serverConn).processPing
          0     0% 53.74%      0.06s  0.86%  golang.org/x/net/http2.(*serverConn).processPingAck
+         0     0% 54.00%      0.10s  1.44%  k8s.io/apiserver/pkg/endpoints/handlers.(*WatchServer).HandleHTTP
+         0     0% 54.10%      0.05s  0.72%  k8s.io/apiserver/pkg/storage/cacher.(*cacheWatcher).process
+         0     0% 54.20%      0.05s  0.72%  k8s.io/apiserver/pkg/storage/cacher.(*cacheWatcher).processInterval
 `
 	got, err := parseSuspects([]byte(out))
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []time.Duration{60 * time.Millisecond, 720 * time.Millisecond, 0, 0, 0}
+	want := []time.Duration{60 * time.Millisecond, 720 * time.Millisecond, 0, 0, 0, 150 * time.Millisecond}
 	if got.total != 6960*time.Millisecond {
 		t.Errorf("total: got %v, want 6.96s", got.total)
 	}

@@ -24,13 +24,20 @@ type suspect struct {
 }
 
 // suspects are the issue's: HTTP/2 PINGs, the connections' own work
-// (frames read and written), TLS handshakes, bookmarks, compression.
+// (frames read and written), TLS handshakes, bookmarks, compression; and
+// the watch events sent, bookmarks included: a per-object watch resumed
+// from a resourceVersion older than the watch cache's gets that cache's
+// bookmark every minute (the cacher compares each bookmark with the
+// watch's start), where a reflector watching from a fresh LIST's gets none
+// of a resource that does not change.
 var suspects = []suspect{
 	{"HTTP/2 PINGs answered", regexp.MustCompile(`^golang\.org/x/net/http2\.\(\*serverConn\)\.processPing$`)},
 	{"HTTP/2 connections: frames read and written", regexp.MustCompile(`^golang\.org/x/net/http2\.\(\*serverConn\)\.(serve|readFrames|writeFrameAsync)$`)},
 	{"TLS handshakes", regexp.MustCompile(`^crypto/tls\.\(\*Conn\)\.serverHandshake$`)},
 	{"watch bookmarks dispatched", regexp.MustCompile(`^k8s\.io/apiserver/pkg/storage/cacher\.\(\*Cacher\)\.startDispatchingBookmarkEventsLocked$`)},
 	{"gzip of responses", regexp.MustCompile(`^compress/gzip\.\(\*Writer\)\.(Write|Close)$`)},
+	{"watch events and bookmarks sent (watch cache's watchers, watch handlers)",
+		regexp.MustCompile(`^k8s\.io/apiserver/pkg/(storage/cacher\.\(\*cacheWatcher\)\.process|endpoints/handlers\.\(\*WatchServer\)\.HandleHTTP)$`)},
 }
 
 // suspectTimes are each suspect's cumulative CPU in a side's merged

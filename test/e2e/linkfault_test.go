@@ -27,10 +27,10 @@ const (
 	// blackHoleOutage is how long the link drops packets silently.
 	blackHoleOutage = 10 * time.Second
 	// longBlackHoleOutage outlasts the default watch-progress-timeout
-	// (15 s) and the HTTP/2 health check (5 s idle + 5 s PING timeout).
+	// (15 s) and the HTTP/2 health check (6 s idle + 4 s PING timeout).
 	longBlackHoleOutage = 25 * time.Second
 	// blackHoleDetectBound is the contract's half-open detection: the
-	// HTTP/2 PINGs close the silent connections within 10 s (5 s idle, 5 s
+	// HTTP/2 PINGs close the silent connections within 10 s (6 s idle, 4 s
 	// PING timeout), and the probe that follows times out within 3 s.
 	blackHoleDetectBound = 15 * time.Second
 	// blackHoleRecoveryBound is the contract's 15 s catch-up after a

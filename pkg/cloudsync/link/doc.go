@@ -4,7 +4,7 @@
 //
 // One Link per cloud alone decides whether it is up. While it is up the
 // cloud's connections are the liveness signal: their HTTP/2 PINGs (sent
-// after 5 s without a frame, the connection closed after 5 s more without
+// after 6 s without a frame, the connection closed after 4 s more without
 // an answer), watch events and bookmarks; the Link probes (GET /version
 // with a short timeout) only when a connection closes or all were silent
 // for the watch progress timeout, and a probe without an answer closes

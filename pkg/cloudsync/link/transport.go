@@ -15,11 +15,18 @@ import (
 const (
 	// http2ReadIdleTimeout is how long a cloud connection may be silent
 	// before the client sends an HTTP/2 PING. client-go's default is 30 s;
-	// a watch on a half-open connection must be noticed much sooner.
-	http2ReadIdleTimeout = 5 * time.Second
+	// a watch on a half-open connection must be noticed much sooner. Each
+	// PING costs the cloud a read, a write and a wake-up of the
+	// connection's goroutines, so it is past half the kubelet's 10 s Lease
+	// renewal period: a connection carrying a node's renewals then PINGs
+	// at most once between two of them (at 5 s, the answer to one PING and
+	// the next renewal raced, about 11 PINGs a minute against 6).
+	http2ReadIdleTimeout = 6 * time.Second
 	// http2PingTimeout is how long a PING may go unanswered before the
-	// connection, and every watch on it, is closed.
-	http2PingTimeout = 5 * time.Second
+	// connection, and every watch on it, is closed. With the idle time and
+	// the probe that follows (probeTimeout) a half-open link is reported
+	// within 13 s.
+	http2PingTimeout = 4 * time.Second
 	// probePath is what the link prober reads: tiny, served without
 	// touching etcd, and readable by a node's identity.
 	probePath = "/version"

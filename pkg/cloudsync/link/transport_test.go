@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"testing"
+	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/client-go/rest"
@@ -93,5 +94,35 @@ func TestConfigureTransportReachesClientGoTransport(t *testing.T) {
 	if h := base.HTTP2; h == nil || h.SendPingTimeout != http2ReadIdleTimeout || h.PingTimeout != http2PingTimeout {
 		t.Errorf("HTTP2 config of client-go's transport: got %+v, want SendPingTimeout %v PingTimeout %v",
 			h, http2ReadIdleTimeout, http2PingTimeout)
+	}
+}
+
+// TestHTTP2HealthCheckBounds holds the PING timeouts to what they promise:
+// a half-open link reported within 15 s (the PING's close, then the probe),
+// a healthy connection heard before the Link would probe it, and at most
+// one PING between two of a kubelet's Lease renewals, each of which costs
+// the cloud a read, a write and a wake-up.
+func TestHTTP2HealthCheckBounds(t *testing.T) {
+	const (
+		halfOpenReported = 15 * time.Second // docs/reliability.md's contract
+		leaseRenewal     = 10 * time.Second // the kubelet's default period
+	)
+	for _, tt := range []struct {
+		name      string
+		got, want time.Duration
+		atMost    bool
+	}{
+		{"half-open link reported (idle + PING timeout + probe)", http2ReadIdleTimeout + http2PingTimeout + probeTimeout, halfOpenReported, true},
+		{"silence before a PING, against the watch progress timeout", http2ReadIdleTimeout, DefaultWatchProgressTimeout, true},
+		{"silence before a PING, against half a Lease renewal", http2ReadIdleTimeout, leaseRenewal/2 + time.Nanosecond, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			if tt.atMost && tt.got > tt.want {
+				t.Errorf("got %v, want at most %v", tt.got, tt.want)
+			}
+			if !tt.atMost && tt.got < tt.want {
+				t.Errorf("got %v, want at least %v", tt.got, tt.want)
+			}
+		})
 	}
 }
