@@ -44,6 +44,9 @@ func (c config) doorSockets() map[string]string {
 type doorSet struct {
 	servers   []*http.Server
 	listeners []net.Listener
+	// drains count what is busy on each server, so shutdown closes its
+	// connections once nothing is (see door.Drain).
+	drains []*door.Drain
 	// probe is where the watchdog asks /livez: the first door opened, or
 	// nil when none is.
 	probe *selfDoor
@@ -231,7 +234,7 @@ func (s *doorSet) listen(addr string, tlsCfg *tls.Config, h http.Handler, lim *d
 	if s.probe == nil {
 		s.probe = &selfDoor{addr: ln.Addr(), tls: tlsCfg != nil}
 	}
-	srv := newDoorServer(h, lim, log)
+	srv := s.newDoorServer(h, lim, log)
 	ln = lim.Listener(ln, tlsCfg != nil)
 	if tlsCfg != nil {
 		srv.TLSConfig = lim.TLSConfig(tlsCfg)
@@ -242,10 +245,17 @@ func (s *doorSet) listen(addr string, tlsCfg *tls.Config, h http.Handler, lim *d
 	return nil
 }
 
-// newDoorServer is the HTTP server of one door.
-func newDoorServer(h http.Handler, lim *door.Limiter, log *slog.Logger) *http.Server {
-	return &http.Server{Handler: h, ReadHeaderTimeout: readHeaderTimeout, IdleTimeout: idleTimeout,
-		MaxHeaderBytes: maxHeaderBytes, ConnState: lim.ConnState, ConnContext: lim.ConnContext,
+// newDoorServer is the HTTP server of one door, with its drain added to
+// s.drains; the caller adds the server to s.servers.
+func (s *doorSet) newDoorServer(h http.Handler, lim *door.Limiter, log *slog.Logger) *http.Server {
+	drain := door.NewDrain(nil)
+	s.drains = append(s.drains, drain)
+	connState := func(c net.Conn, st http.ConnState) {
+		drain.ConnState(c, st)
+		lim.ConnState(c, st)
+	}
+	return &http.Server{Handler: drain.Handler(h), ReadHeaderTimeout: readHeaderTimeout, IdleTimeout: idleTimeout,
+		MaxHeaderBytes: maxHeaderBytes, ConnState: connState, ConnContext: lim.ConnContext,
 		ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelDebug)} // failed handshakes are the client's to see
 }
 
@@ -262,13 +272,15 @@ func (s *doorSet) serve(wg *sync.WaitGroup, errs chan<- error) {
 	}
 }
 
-// shutdown stops every door gracefully, all at once.
+// shutdown stops every door gracefully, all at once: each closes its
+// connections once no request is in flight on it (door.Drain), not a
+// second later as net/http's HTTP/2 GOAWAY would.
 func (s *doorSet) shutdown(ctx context.Context) error {
 	s.stopCerts()
 	errs := make([]error, len(s.servers))
 	var wg sync.WaitGroup
 	for i, srv := range s.servers {
-		wg.Go(func() { errs[i] = srv.Shutdown(ctx) })
+		wg.Go(func() { errs[i] = s.drains[i].Shutdown(ctx, srv) })
 	}
 	wg.Wait()
 	return errors.Join(errs...)

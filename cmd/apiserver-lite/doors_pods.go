@@ -77,7 +77,7 @@ func (p *podsDoor) unbound() bool {
 // pending adds the pods' door as a server with no listener yet; serve
 // waits for its address.
 func (s *doorSet) pending(addr string, tlsCfg *tls.Config, h http.Handler, lim *door.Limiter, log *slog.Logger) {
-	srv := newDoorServer(h, lim, log)
+	srv := s.newDoorServer(h, lim, log)
 	srv.Addr, srv.TLSConfig = addr, lim.TLSConfig(tlsCfg)
 	s.pods.lim = lim
 	s.servers, s.listeners = append(s.servers, srv), append(s.listeners, nil)
