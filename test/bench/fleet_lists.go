@@ -4,6 +4,7 @@ package bench
 
 import (
 	"fmt"
+	"net/http"
 	"net/url"
 	"strings"
 	"time"
@@ -26,6 +27,11 @@ type rebootLists struct {
 	// the first such pair in maxChecksOf ("user resource").
 	maxChecks   int
 	maxChecksOf string
+	// newLists are the change's single-object LISTs; newForbidden and
+	// newThrottled those answered 403 (the Node authorizer's graph did
+	// not have the new pod yet) and 429, each followed by a retry after
+	// the object's backoff.
+	newLists, newForbidden, newThrottled int
 }
 
 // countRebootLists counts the fleet's LISTs since start, leaving out the
@@ -57,6 +63,7 @@ func rebootListsOf(events []framework.AuditEvent, suffix string) rebootLists {
 				l.maxChecks, l.maxChecksOf = checks[at], at
 			}
 		case single && strings.HasSuffix(name, "-"+suffix):
+			l.countNew(e)
 		case single:
 			l.single++
 		default:
@@ -64,6 +71,20 @@ func rebootListsOf(events []framework.AuditEvent, suffix string) rebootLists {
 		}
 	}
 	return l
+}
+
+// countNew counts one of the change's single-object LISTs by its answer.
+func (l *rebootLists) countNew(e framework.AuditEvent) {
+	l.newLists++
+	if e.ResponseStatus == nil {
+		return
+	}
+	switch e.ResponseStatus.Code {
+	case http.StatusForbidden:
+		l.newForbidden++
+	case http.StatusTooManyRequests:
+		l.newThrottled++
+	}
 }
 
 // check fails a daemon restart that listed anything but the change's new

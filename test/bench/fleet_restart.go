@@ -5,6 +5,7 @@ package bench
 import (
 	"context"
 	"errors"
+	"sync"
 	"time"
 )
 
@@ -55,11 +56,13 @@ func (f *fleet) reboot(ctx context.Context, r *fleetResults) error {
 	defer r.enterPhase(phaseSteady)
 	cpu := sampleCloudCPU(f.c)
 	start := time.Now()
-	if err := f.eachNode(f.restartNode); err != nil {
+	phases, err := f.restartAll(start)
+	if err != nil {
 		cpu.stop()
 		return err
 	}
 	r.reboot, err = f.changeAndCatchUp(ctx, start, start, "d", f.liteCaughtUp)
+	r.reboot.phases = phases
 	r.reboot.cpuPeak = cpu.stop()
 	r.rebootLists = countRebootLists(f.c, start, "d")
 	r.reboot.bytes, err = f.restartBytes(ctx, base, err)
@@ -85,14 +88,54 @@ func (f *fleet) changeAndCatchUp(ctx context.Context, start, from time.Time, suf
 	if err != nil {
 		return restartResult{}, err
 	}
+	changed := time.Since(from)
 	f.added = append(f.added, suffix)
 	err = f.eachNode(func(i int) error { return caughtUp(ctx, i, nodeName(i)+"-"+suffix) })
 	took := time.Since(from)
 	time.Sleep(restartSettle)
-	res := restartResult{lists: listsSince(f.c, start), caughtUp: took,
+	res := restartResult{lists: listsSince(f.c, start), caughtUp: took, changed: changed,
 		requests: len(f.c.CloudRequests(isFleetUser, start, time.Now().Add(time.Hour)))}
 	return res, err
 }
 
 // errNoSide is returned when a step needs a side that is not running.
 var errNoSide = errors.New("the side is not running")
+
+// rebootPhases are when a fleet-wide restart's steps ended, counted from
+// the first SIGTERM.
+type rebootPhases struct {
+	exited  time.Duration // the last daemon exited
+	started time.Duration // the last daemon was started again
+	// slowestExit is the longest one daemon took from its SIGTERM to its
+	// exit.
+	slowestExit time.Duration
+}
+
+// restartAll restarts every node's apiserver-lite at once, as a fleet's
+// nodes do on their own machines: each gets SIGTERM at the same time and
+// is started again as soon as it has exited. (Restarting them a few at a
+// time would add every batch's shutdown to the last node's catch-up.)
+func (f *fleet) restartAll(start time.Time) (rebootPhases, error) {
+	var mu sync.Mutex
+	var p rebootPhases
+	errs := make([]error, len(f.nodes))
+	var wg sync.WaitGroup
+	for i := range f.nodes {
+		wg.Go(func() {
+			sent := time.Now()
+			if errs[i] = f.nodes[i].Term(); errs[i] != nil {
+				return
+			}
+			exited := time.Now()
+			f.nodes[i].Start()
+			started := time.Now()
+			mu.Lock()
+			defer mu.Unlock()
+			p.exited = max(p.exited, exited.Sub(start))
+			p.started = max(p.started, started.Sub(start))
+			p.slowestExit = max(p.slowestExit, exited.Sub(sent))
+		})
+	}
+	wg.Wait()
+	return p, errors.Join(errs...)
+}
