@@ -13,5 +13,9 @@
 // and a cloud whose history went backwards (a syncer reports it on the
 // Link) lists every held object again.
 //
+// A refused read is retried on the object's own jittered backoff from 1 s
+// (backoff.go); only a new reference's first read refused 403 (the Node
+// authorizer's graph may not have the pod yet) is retried after 100-200 ms.
+//
 // Subpackage nodescope computes the references. cmd wires a Holder.
 package demand

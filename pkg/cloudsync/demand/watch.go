@@ -68,11 +68,20 @@ func (d *Holder) stopWorker(r nodescope.Ref) {
 // refused together do not come back together.
 func (d *Holder) watchObject(ctx context.Context, lw cache.ListerWatcherWithContext, r nodescope.Ref, gen, from uint64) {
 	retry := link.NewRetrierWith(d.cfg.Clock, objectBackoff)
+	newRef := from == 0 // see newRefRetry
 	for ctx.Err() == nil {
 		err := d.listWatchAlive(ctx, lw, r, gen, &from, retry.Reset)
 		if ctx.Err() != nil {
 			return
 		}
+		if newRef && apierrors.IsForbidden(err) {
+			newRef = false
+			if link.Sleep(ctx, d.cfg.Clock, newRefDelay()) != nil {
+				return
+			}
+			continue
+		}
+		newRef = false
 		if errors.Is(err, errLinkDead) {
 			// A half-open link: watch again once the prober reaches the
 			// cloud, as the syncers do.
