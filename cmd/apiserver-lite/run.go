@@ -40,13 +40,8 @@ const (
 	readHeaderTimeout = 10 * time.Second
 	// cloudQPS and cloudBurst bound the sync loop's own request rate to the
 	// cloud; watches are long-lived, so steady state needs very little.
-	// They are the kubelet's defaults (kubeAPIQPS, kubeAPIBurst), whose
-	// reads the daemon makes for it: a start resumes every held watch at
-	// once (about 70 with 30 pods), which at 20 a second after a burst of
-	// 40 took 1.5 s more, and a new pod's first reads waited behind them.
-	// A cloud restart's relists are spread by the relist window, not here.
-	cloudQPS   = 50
-	cloudBurst = 100
+	cloudQPS   = 20
+	cloudBurst = 40
 	// userAgent names the daemon in the cloud's audit logs.
 	userAgent = "apiserver-lite"
 )
