@@ -37,7 +37,11 @@
 // its name (FileDescriptorName=) gives, and only where the door's address
 // and the socket's bound address agree; a door without its socket or a
 // socket no door takes stops the start. Only the TCP listener is passed:
-// TLS and the connection limits stay the door's.
+// TLS and the connection limits stay the door's. A door's shutdown
+// (drain.go) finishes the requests in flight and closes its connections
+// once none has been for DrainGrace, rather than keeping idle HTTP/2
+// connections for net/http's one-second GOAWAY timeout: a restart's
+// queued clients wait in the socket's backlog, not on the old daemon.
 //
 // OpenSet builds the door set from its settings (set*.go): which doors
 // open, the chain the kubelet's and the pods' doors share, their

@@ -91,6 +91,9 @@ type SetConfig struct {
 type Set struct {
 	servers   []*http.Server
 	listeners []net.Listener
+	// drains count what is busy on each server, so Shutdown closes its
+	// connections once nothing is (drain.go); one per server, same order.
+	drains []*Drain
 	// probe is where the watchdog asks /livez: the first door opened.
 	probe    net.Addr
 	probeTLS bool
@@ -180,7 +183,7 @@ func (s *Set) listen(addr string, tlsCfg *tls.Config, h http.Handler, lim *Limit
 	if s.probe == nil {
 		s.probe, s.probeTLS = ln.Addr(), tlsCfg != nil
 	}
-	srv := newServer(h, lim, log)
+	srv := s.newServer(h, lim, log)
 	ln = lim.Listener(ln, tlsCfg != nil)
 	if tlsCfg != nil {
 		srv.TLSConfig = lim.TLSConfig(tlsCfg)
@@ -192,9 +195,15 @@ func (s *Set) listen(addr string, tlsCfg *tls.Config, h http.Handler, lim *Limit
 }
 
 // newServer is the HTTP server of one door.
-func newServer(h http.Handler, lim *Limiter, log *slog.Logger) *http.Server {
-	return &http.Server{Handler: h, ReadHeaderTimeout: readHeaderTimeout, IdleTimeout: idleTimeout,
-		MaxHeaderBytes: maxHeaderBytes, ConnState: lim.ConnState, ConnContext: lim.ConnContext,
+func (s *Set) newServer(h http.Handler, lim *Limiter, log *slog.Logger) *http.Server {
+	drain := NewDrain(nil)
+	s.drains = append(s.drains, drain)
+	connState := func(c net.Conn, st http.ConnState) {
+		drain.ConnState(c, st)
+		lim.ConnState(c, st)
+	}
+	return &http.Server{Handler: drain.Handler(h), ReadHeaderTimeout: readHeaderTimeout, IdleTimeout: idleTimeout,
+		MaxHeaderBytes: maxHeaderBytes, ConnState: connState, ConnContext: lim.ConnContext,
 		ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelDebug)} // failed handshakes are the client's to see
 }
 
@@ -220,13 +229,15 @@ func (s *Set) Serve(wg *sync.WaitGroup, errs chan<- error) {
 	}
 }
 
-// Shutdown stops every door gracefully, all at once.
+// Shutdown stops every door gracefully, all at once: each closes its
+// connections once no request is in flight on it (drain.go), not a second
+// later as net/http's HTTP/2 GOAWAY would.
 func (s *Set) Shutdown(ctx context.Context) error {
 	s.stopCerts()
 	errs := make([]error, len(s.servers))
 	var wg sync.WaitGroup
 	for i, srv := range s.servers {
-		wg.Go(func() { errs[i] = srv.Shutdown(ctx) })
+		wg.Go(func() { errs[i] = s.drains[i].Shutdown(ctx, srv) })
 	}
 	wg.Wait()
 	return errors.Join(errs...)

@@ -76,7 +76,7 @@ func (p *podsDoor) unbound() bool {
 // pending adds the pods' door as a server with no listener yet; Serve
 // waits for its address.
 func (s *Set) pending(addr string, tlsCfg *tls.Config, h http.Handler, lim *Limiter, log *slog.Logger) {
-	srv := newServer(h, lim, log)
+	srv := s.newServer(h, lim, log)
 	srv.Addr, srv.TLSConfig = addr, lim.TLSConfig(tlsCfg)
 	s.pods.lim = lim
 	s.servers, s.listeners = append(s.servers, srv), append(s.listeners, nil)

@@ -25,6 +25,10 @@ const restartSettle = 5 * time.Second
 type restartResult struct {
 	lists    listCounts
 	caughtUp time.Duration // until every node serves a change made after it
+	changed  time.Duration // until that change was made in the cloud
+	// phases are a fleet-wide daemon restart's steps; zero for the
+	// cloud's restarts.
+	phases rebootPhases
 	// requests are the fleet's requests of every verb, watches included.
 	requests int
 	bytes    cloudBytes

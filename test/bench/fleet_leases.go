@@ -78,12 +78,3 @@ func (r *fleetResults) checkLeases() []error {
 	}
 	return nil
 }
-
-// restartNode restarts node i's apiserver-lite as systemctl restart does.
-func (f *fleet) restartNode(i int) error {
-	if err := f.nodes[i].Term(); err != nil {
-		return err
-	}
-	f.nodes[i].Start()
-	return nil
-}

@@ -4,6 +4,7 @@ package bench
 
 import (
 	"fmt"
+	"net/http"
 	"net/url"
 	"strings"
 	"time"
@@ -29,6 +30,12 @@ type rebootLists struct {
 	// the first such pair in maxChecksOf ("user resource").
 	maxChecks   int
 	maxChecksOf string
+	// newLists are the change's single-object reads (LISTs or streaming
+	// watches); newForbidden and
+	// newThrottled those answered 403 (the Node authorizer's graph did
+	// not have the new pod yet) and 429, each followed by a retry after
+	// the object's backoff.
+	newLists, newForbidden, newThrottled int
 }
 
 // countRebootLists counts the fleet's LISTs since start, leaving out the
@@ -55,7 +62,11 @@ func rebootListsOf(events []framework.AuditEvent, suffix string) rebootLists {
 		name, single := strings.CutPrefix(q.Get("fieldSelector"), "metadata.name=")
 		switch {
 		case e.Verb == "watch":
-			if isStream(q) && !(single && strings.HasSuffix(name, "-"+suffix)) {
+			switch {
+			case !isStream(q):
+			case single && strings.HasSuffix(name, "-"+suffix):
+				l.countNew(e)
+			default:
 				l.streams++
 			}
 		case q.Get("limit") == "1":
@@ -64,6 +75,7 @@ func rebootListsOf(events []framework.AuditEvent, suffix string) rebootLists {
 				l.maxChecks, l.maxChecksOf = checks[at], at
 			}
 		case single && strings.HasSuffix(name, "-"+suffix):
+			l.countNew(e)
 		case single:
 			l.single++
 		default:
@@ -77,6 +89,20 @@ func rebootListsOf(events []framework.AuditEvent, suffix string) rebootLists {
 // (WatchList): a read of the state, as a LIST is.
 func isStream(q url.Values) bool {
 	return q.Get("sendInitialEvents") == "true"
+}
+
+// countNew counts one of the change's single-object reads by its answer.
+func (l *rebootLists) countNew(e framework.AuditEvent) {
+	l.newLists++
+	if e.ResponseStatus == nil {
+		return
+	}
+	switch e.ResponseStatus.Code {
+	case http.StatusForbidden:
+		l.newForbidden++
+	case http.StatusTooManyRequests:
+		l.newThrottled++
+	}
 }
 
 // check fails a daemon restart that listed, or read with a streaming

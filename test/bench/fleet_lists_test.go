@@ -22,6 +22,14 @@ func audited(verb, user, resource, uri string) framework.AuditEvent {
 	return e
 }
 
+// answered sets e's response code.
+func answered(e framework.AuditEvent, code int) framework.AuditEvent {
+	e.ResponseStatus = &struct {
+		Code int `json:"code"`
+	}{Code: code}
+	return e
+}
+
 func TestRebootListsOf(t *testing.T) {
 	const n0, n1 = "system:node:fleet-000", "system:node:fleet-001"
 	check := func(user, resource string) framework.AuditEvent {
@@ -35,7 +43,12 @@ func TestRebootListsOf(t *testing.T) {
 		{"the change's new objects only", []framework.AuditEvent{
 			auditedList(n0, "secrets", "/api/v1/namespaces/fleet/secrets?fieldSelector=metadata.name%3Dfleet-000-d"),
 			auditedList(n0, "configmaps", "/api/v1/namespaces/fleet/configmaps?fieldSelector=metadata.name%3Dfleet-000-d"),
-		}, rebootLists{}},
+		}, rebootLists{newLists: 2}},
+		{"the change's new objects refused, then listed", []framework.AuditEvent{
+			answered(auditedList(n0, "secrets", "/api/v1/namespaces/fleet/secrets?fieldSelector=metadata.name%3Dfleet-000-d"), 403),
+			answered(auditedList(n0, "secrets", "/api/v1/namespaces/fleet/secrets?fieldSelector=metadata.name%3Dfleet-000-d"), 429),
+			answered(auditedList(n0, "secrets", "/api/v1/namespaces/fleet/secrets?fieldSelector=metadata.name%3Dfleet-000-d"), 200),
+		}, rebootLists{newLists: 3, newForbidden: 1, newThrottled: 1}},
 		{"an old reference listed", []framework.AuditEvent{
 			auditedList(n0, "secrets", "/api/v1/namespaces/fleet/secrets?fieldSelector=metadata.name%3Dfleet-000-0"),
 		}, rebootLists{single: 1}},
@@ -45,7 +58,7 @@ func TestRebootListsOf(t *testing.T) {
 		{"the change's new object streamed, a held one resumed", []framework.AuditEvent{
 			audited("watch", n0, "secrets", "/api/v1/namespaces/fleet/secrets?allowWatchBookmarks=true&fieldSelector=metadata.name%3Dfleet-000-d&resourceVersionMatch=NotOlderThan&sendInitialEvents=true&watch=true"),
 			audited("watch", n0, "secrets", "/api/v1/namespaces/fleet/secrets?allowWatchBookmarks=true&fieldSelector=metadata.name%3Dfleet-000-0&resourceVersion=42&watch=true"),
-		}, rebootLists{}},
+		}, rebootLists{newLists: 1}},
 		{"a collection", []framework.AuditEvent{
 			auditedList(n0, "pods", "/api/v1/pods?fieldSelector=spec.nodeName%3Dfleet-000&limit=500"),
 		}, rebootLists{collection: 1}},

@@ -5,6 +5,7 @@ package bench
 import (
 	"context"
 	"errors"
+	"sync"
 	"time"
 )
 
@@ -55,11 +56,13 @@ func (f *fleet) reboot(ctx context.Context, r *fleetResults) error {
 	defer r.enterPhase(phaseSteady)
 	cpu := sampleCloudCPU(f.c)
 	start := time.Now()
-	if err := f.eachNode(f.restartNode); err != nil {
+	phases, err := f.restartAll(start)
+	if err != nil {
 		cpu.stop()
 		return err
 	}
 	r.reboot, err = f.changeAndCatchUp(ctx, start, start, "d", f.liteCaughtUp)
+	r.reboot.phases = phases
 	r.reboot.cpuPeak = cpu.stop()
 	r.rebootLists = countRebootLists(f.c, start, "d")
 	r.reboot.bytes, err = f.restartBytes(ctx, base, err)
@@ -75,24 +78,74 @@ func (f *fleet) restartBytes(ctx context.Context, base cloudBytes, err error) (c
 	return b.minus(base), err
 }
 
-// changeAndCatchUp adds a pod named <node>-<suffix> to every node and
-// waits until each serves it and its secret through caughtUp; the time
-// counts from from, the requests from start.
+// changeAndCatchUp adds a pod named <node>-<suffix> to every node, all
+// nodes' at once as a cluster's many controllers would, and waits until
+// each serves it and its secret through caughtUp; the time counts from
+// from, the requests from start. (Made fleetWorkers nodes at a time, the
+// change's creation took most of a restart's catch-up at N=25: each
+// create waits on a cloud busy with the restart.)
 func (f *fleet) changeAndCatchUp(ctx context.Context, start, from time.Time, suffix string, caughtUp catchUpFunc) (restartResult, error) {
-	err := f.eachNode(func(i int) error {
+	err := f.allNodes(func(i int) error {
 		return createPod(ctx, f.admin, nodeName(i), nodeName(i)+"-"+suffix)
 	})
 	if err != nil {
 		return restartResult{}, err
 	}
+	changed := time.Since(from)
 	f.added = append(f.added, suffix)
 	err = f.eachNode(func(i int) error { return caughtUp(ctx, i, nodeName(i)+"-"+suffix) })
 	took := time.Since(from)
 	time.Sleep(restartSettle)
-	res := restartResult{lists: listsSince(f.c, start), caughtUp: took,
+	res := restartResult{lists: listsSince(f.c, start), caughtUp: took, changed: changed,
 		requests: len(f.c.CloudRequests(isFleetUser, start, time.Now().Add(time.Hour)))}
 	return res, err
 }
 
 // errNoSide is returned when a step needs a side that is not running.
 var errNoSide = errors.New("the side is not running")
+
+// rebootPhases are when a fleet-wide restart's steps ended, counted from
+// the first SIGTERM.
+type rebootPhases struct {
+	exited  time.Duration // the last daemon exited
+	started time.Duration // the last daemon was started again
+	// slowestExit is the longest one daemon took from its SIGTERM to its
+	// exit.
+	slowestExit time.Duration
+}
+
+// restartAll restarts every node's apiserver-lite at once, as a fleet's
+// nodes do on their own machines: each gets SIGTERM at the same time and
+// is started again as soon as it has exited. (Restarting them a few at a
+// time would add every batch's shutdown to the last node's catch-up.)
+func (f *fleet) restartAll(start time.Time) (rebootPhases, error) {
+	var mu sync.Mutex
+	var p rebootPhases
+	err := f.allNodes(func(i int) error {
+		sent := time.Now()
+		if err := f.nodes[i].Term(); err != nil {
+			return err
+		}
+		exited := time.Now()
+		f.nodes[i].Start()
+		started := time.Now()
+		mu.Lock()
+		defer mu.Unlock()
+		p.exited = max(p.exited, exited.Sub(start))
+		p.started = max(p.started, started.Sub(start))
+		p.slowestExit = max(p.slowestExit, exited.Sub(sent))
+		return nil
+	})
+	return p, err
+}
+
+// allNodes runs fn for every node at once and joins the failures.
+func (f *fleet) allNodes(fn func(i int) error) error {
+	errs := make([]error, len(f.nodes))
+	var wg sync.WaitGroup
+	for i := range f.nodes {
+		wg.Go(func() { errs[i] = fn(i) })
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}

@@ -44,7 +44,16 @@ func TestBenchFleetSmoke(t *testing.T) {
 	if err := errors.Join(r.check()...); err != nil {
 		t.Errorf("the fleet smoke run produced unsound figures:\n%v", err)
 	}
+	if exit := r.reboot.phases.slowestExit; exit >= maxSmokeDaemonExit {
+		t.Errorf("a daemon took %s from SIGTERM to exit, want under %s: its doors kept an idle HTTP/2 connection open for net/http's GOAWAY timeout",
+			exit, maxSmokeDaemonExit)
+	}
 }
+
+// maxSmokeDaemonExit bounds one smoke daemon's SIGTERM to exit: a door
+// that waited out net/http's one-second HTTP/2 GOAWAY timeout on its idle
+// Lease renewal connection exits no sooner; a drained one in about 0.1 s.
+const maxSmokeDaemonExit = time.Second
 
 // soundFleet returns fleet results that pass check.
 func soundFleet() *fleetResults {

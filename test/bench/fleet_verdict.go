@@ -59,7 +59,10 @@ func (r *fleetResults) writeRestarts(b *bytes.Buffer) {
 			l.collection, l.single, l.streams, l.checks, x.res.bytes.total()/mib, x.res.bytes.list/mib, x.res.bytes.get/mib, x.res.bytes.watch/mib,
 			x.res.cpuPeak, x.res.caughtUp.Round(time.Millisecond), x.from)
 	}
-	b.WriteString("\n")
+	ph, ms := r.reboot.phases, time.Millisecond
+	fmt.Fprintf(b, "\nThe restart of every apiserver-lite, after the first SIGTERM: every daemon had exited at %s (the slowest %s after its SIGTERM) "+
+		"and been started again at %s; the change was made at %s and served by every node at %s.\n\n",
+		ph.exited.Round(ms), ph.slowestExit.Round(ms), ph.started.Round(ms), r.reboot.changed.Round(ms), r.reboot.caughtUp.Round(ms))
 }
 
 // writeVerdicts writes, for each goal of the issue, whether this run met
@@ -78,8 +81,8 @@ func (r *fleetResults) writeVerdicts(b *bytes.Buffer) {
 	fmt.Fprintf(b, "| restart of every apiserver-lite: %d LISTs or streaming watches of what it held, at most %d `limit=1` check per node and resource | %s (%d relists, %d single-object of held objects, %d streaming watches of held objects, at most %d checks; all told %d single-object LISTs and %d streaming watches, the new pods' objects included, and %d checks) |\n",
 		goalRebootLists, maxChecksPerResource, verdict(rl.collection+rl.single+rl.streams <= goalRebootLists && rl.maxChecks <= maxChecksPerResource),
 		rl.collection, rl.single, rl.streams, rl.maxChecks, rb.lists.single, rb.lists.streams, rb.lists.checks)
-	fmt.Fprintf(b, "| restart of every apiserver-lite: every node caught up within %s | %s (%s) |\n", goalRebootCatchUp,
-		verdict(rb.caughtUp > 0 && rb.caughtUp <= goalRebootCatchUp), rb.caughtUp.Round(time.Millisecond))
+	fmt.Fprintf(b, "| restart of every apiserver-lite: every node caught up within %s | %s (%s; the new pods' objects took %d single-object reads, %d of them answered 403 and %d answered 429) |\n", goalRebootCatchUp,
+		verdict(rb.caughtUp > 0 && rb.caughtUp <= goalRebootCatchUp), rb.caughtUp.Round(time.Millisecond), rl.newLists, rl.newForbidden, rl.newThrottled)
 	cl, cd := r.cloudRestart, r.directRestart
 	fmt.Fprintf(b, "| cloud restart: apiserver-lite ≤ direct in requests | %s (%d against %d) |\n", verdict(cl.requests <= cd.requests), cl.requests, cd.requests)
 	fmt.Fprintf(b, "| cloud restart: apiserver-lite ≤ direct in bytes | %s (%.1f against %.1f MiB) |\n",

@@ -28,6 +28,23 @@ const (
 	objectRetryCap = time.Duration(float64(link.MaxRetryDelay) / (1 + objectRetryJitter))
 )
 
+// newRefRetry is the first delay, jittered over [d, 2d), before a new
+// reference's first read is tried again after the cloud answered it 403.
+// The node reads the object as soon as its own watch shows the pod that
+// references it, which can be before the Node authorizer's graph has the
+// pod: measured, the reads came 4-90 ms after the pod's create and were
+// refused, and 1.1-2.0 s later (objectRetryInitial) they were answered.
+// The graph lags the pod by milliseconds, so the first retry of such a
+// read comes sooner; a second refusal takes objectBackoff's schedule.
+// References held before (resumed from a stored point) and relists after
+// a 410 never take it, so a cloud restart's refusals are spread as before.
+const newRefRetry = 100 * time.Millisecond
+
+// newRefDelay is newRefRetry, jittered as objectBackoff's delays are.
+func newRefDelay() time.Duration {
+	return wait.Jitter(newRefRetry, objectRetryJitter)
+}
+
 // objectBackoff is the retry schedule of one object's watch that has not
 // failed since it last reached the cloud. The cloud's Retry-After, when
 // longer, wins (link.RetryDelay).

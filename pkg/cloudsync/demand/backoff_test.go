@@ -17,12 +17,13 @@ import (
 
 // Objects the cloud refuses together (403 while the Node authorizer's
 // graph fills) are each retried on their own jittered schedule: nothing
-// is asked again before its delay, the first delay is in [1 s, 2 s) and
-// the second in [2 s, 4 s), and the objects' delays differ, so they do not
-// come back together. Each object is read (a streaming watch) once per refusal and once
-// more, and no more.
+// is asked again before its delay; new references' first refusal is
+// retried after [newRefRetry, 2 newRefRetry) (the graph lags a new pod
+// by milliseconds), the next after [1 s, 2 s), then [2 s, 4 s); and the
+// objects' delays differ, so they do not come back together. Each object
+// is read (a streaming watch) once per refusal and once more, and no more.
 func TestDemandRetriesEachObjectWithJitter(t *testing.T) {
-	const objects, refusals = 6, 2
+	const objects, refusals = 6, 3
 	var vols []corev1.Volume
 	cloud := &demandCloud{listRV: 40, asked: map[string]bool{}, watches: map[string]*watch.FakeWatcher{},
 		lists: map[string]int{}, watchRVs: map[string][]string{}, refuse: map[string]int{},
@@ -62,7 +63,10 @@ func TestDemandRetriesEachObjectWithJitter(t *testing.T) {
 			return totalLists() == round*objects && len(retryTimers()) == round*objects
 		})
 		delays := retryTimers()[(round-1)*objects:]
-		lo := objectRetryInitial << (round - 1)
+		lo := newRefRetry
+		if round > 1 {
+			lo = objectRetryInitial << (round - 2)
+		}
 		seen := map[time.Duration]bool{}
 		for _, d := range delays {
 			if d < lo || d >= 2*lo {
@@ -163,5 +167,51 @@ func TestDemandSpreadsRetryAfter(t *testing.T) {
 	}
 	if len(seen) < 2 {
 		t.Errorf("every object retries after %v, want jittered delays", delays)
+	}
+}
+
+// Only a new reference's first read takes the short retry: an object
+// already held whose relist (after a 410, as a restarted cloud answers)
+// is refused 403 waits objectBackoff's first delay, [1 s, 2 s), so a
+// cloud restart's refusals stay spread.
+func TestDemandRetriesHeldObjectsRefusalOnTheBackoff(t *testing.T) {
+	l := newLocal(t, secretVolume("used"))
+	const key = "secrets/ns/used"
+	cloud := newResumeCloud()
+	cloud.refuse = map[string]int{}
+	clk := linktest.NewRecClock()
+	stop := runHolderWith(t, l, cloud, clk)
+	defer stop()
+	waitFor(t, "the first watch", func() bool { _, rvs := cloud.asks(key); return len(rvs) == 1 })
+	cloud.mu.Lock()
+	cloud.refuse[key] = 1
+	cloud.mu.Unlock()
+	before := len(clk.Timers())
+	cloud.watchOf(key).Error(&metav1.Status{Status: metav1.StatusFailure, Code: 410, Reason: metav1.StatusReasonExpired})
+	var delays []time.Duration
+	waitFor(t, "the relist's delay", func() bool {
+		delays = nil
+		for _, d := range clk.Timers()[before:] {
+			if d != resumeFlush && d != resumeFlushListed {
+				delays = append(delays, d)
+			}
+		}
+		return len(delays) == 1
+	})
+	clk.Step(delays[0])
+	waitFor(t, "the refused relist's retry delay", func() bool {
+		delays = nil
+		for _, d := range clk.Timers()[before:] {
+			if d != resumeFlush && d != resumeFlushListed {
+				delays = append(delays, d)
+			}
+		}
+		return len(delays) == 2
+	})
+	if lists, _ := cloud.asks(key); lists != 2 {
+		t.Fatalf("LISTs: got %d, want 2 (the first, the refused relist)", lists)
+	}
+	if d := delays[1]; d < objectRetryInitial || d >= 2*objectRetryInitial {
+		t.Errorf("retry of a held object's refused relist after %v, want in [%v, %v)", d, objectRetryInitial, 2*objectRetryInitial)
 	}
 }

@@ -27,5 +27,9 @@
 // being resumed: a restarted cloud would answer the resume with a 410,
 // and the read after it would make two requests where one does.
 //
+// A refused read is retried on the object's own jittered backoff from 1 s
+// (backoff.go); only a new reference's first read refused 403 (the Node
+// authorizer's graph may not have the pod yet) is retried after 100-200 ms.
+//
 // Subpackage nodescope computes the references. cmd wires a Holder.
 package demand

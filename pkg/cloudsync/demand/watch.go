@@ -69,16 +69,23 @@ func (d *Holder) stopWorker(r nodescope.Ref) {
 // together do not come back together.
 func (d *Holder) watchObject(ctx context.Context, lw cache.ListerWatcherWithContext, r nodescope.Ref, gen, from uint64) {
 	retry := link.NewRetrierWith(d.cfg.Clock, objectBackoff)
-	reread := false
+	reread, newRef := false, from == 0 // newRef: see newRefRetry
 	for ctx.Err() == nil {
 		if reread && d.awaitReread(ctx) != nil {
 			return
 		}
 		reread = false
 		err := d.listWatchAlive(ctx, lw, r, gen, &from, retry.Reset)
+		first := newRef
+		newRef = false
 		switch {
 		case ctx.Err() != nil:
 			return
+		case first && apierrors.IsForbidden(err):
+			if link.Sleep(ctx, d.cfg.Clock, newRefDelay()) != nil {
+				return
+			}
+			continue
 		case errors.Is(err, cloudsync.ErrExpired):
 			// A restarted cloud expires every object's watch at once, on
 			// every node: the reads are spread over the relist window.
