@@ -3,12 +3,9 @@
 package bench
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"fmt"
 	"net/url"
-	"strconv"
 	"strings"
 	"time"
 
@@ -107,22 +104,12 @@ func openWatches(ctx context.Context, c *framework.Cluster) (int, error) {
 	if err != nil {
 		return 0, fmt.Errorf("cloud metrics: %w", err)
 	}
-	var total float64
-	sc := bufio.NewScanner(bytes.NewReader(body))
-	sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
-	for sc.Scan() {
-		line := sc.Text()
-		if !strings.HasPrefix(line, "apiserver_longrunning_requests{") || !strings.Contains(line, `verb="WATCH"`) {
-			continue
-		}
-		i := strings.LastIndexByte(line, ' ')
-		v, err := strconv.ParseFloat(line[i+1:], 64)
-		if err != nil {
-			return 0, fmt.Errorf("cloud metrics line %q: %w", line, err)
-		}
-		total += v
+	byResource, err := parseWatchesByResource(body)
+	total := 0
+	for _, n := range byResource {
+		total += n
 	}
-	return int(total), sc.Err()
+	return total, err
 }
 
 // listCounts are the fleet's LISTs, by what they read.

@@ -7,8 +7,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"io"
-	"net/http"
 	"regexp"
 	"strconv"
 	"strings"
@@ -168,26 +166,11 @@ func parseWatchesByResource(body []byte) (map[string]int, error) {
 	return out, sc.Err()
 }
 
-// memberMetrics is m's /metrics from its insecure door.
-func memberMetrics(ctx context.Context, n *framework.Node) (string, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, n.URL+"/metrics", nil)
-	if err != nil {
-		return "", err
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return "", err
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	return string(b), err
-}
-
 // waitMetric waits until n's metrics match want.
 func waitMetric(ctx context.Context, n *framework.Node, want *regexp.Regexp, timeout time.Duration) error {
 	deadline := time.Now().Add(timeout)
 	for {
-		m, err := memberMetrics(ctx, n)
+		m, err := n.Metrics(ctx)
 		if err == nil && want.MatchString(m) {
 			return nil
 		}
@@ -233,7 +216,7 @@ func (p *poolRun) agreedLeader(ctx context.Context, gone *poolMember) *poolMembe
 		if m == gone {
 			continue
 		}
-		body, err := memberMetrics(ctx, m.node)
+		body, err := m.node.Metrics(ctx)
 		g := poolLeaderLine.FindStringSubmatch(body)
 		if err != nil || g == nil || (name != "" && g[1] != name) || (gone != nil && g[1] == gone.node.Name) {
 			return nil

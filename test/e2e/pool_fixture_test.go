@@ -5,8 +5,6 @@ package e2e
 import (
 	"context"
 	"fmt"
-	"io"
-	"net/http"
 	"regexp"
 	"strings"
 	"testing"
@@ -137,26 +135,11 @@ func createPoolSlice(t *testing.T, c *framework.Cluster) *discoveryv1.EndpointSl
 	return s
 }
 
-// metricsOf is node's /metrics from its insecure door.
-func metricsOf(ctx context.Context, n *framework.Node) (string, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, n.URL+"/metrics", nil)
-	if err != nil {
-		return "", err
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return "", err
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	return string(b), err
-}
-
 var leaderLine = regexp.MustCompile(`apiserver_lite_pool_leader\{leader="([^"]+)",pool="` + poolName + `",self="(true|false)"\} 1`)
 
 // leaderOf is the leader node n's metrics name, and whether it is n.
 func leaderOf(ctx context.Context, n *framework.Node) (string, bool) {
-	m, err := metricsOf(ctx, n)
+	m, err := n.Metrics(ctx)
 	if err != nil {
 		return "", false
 	}
@@ -172,7 +155,7 @@ func waitMetric(t *testing.T, n *framework.Node, want *regexp.Regexp, timeout ti
 	t.Helper()
 	deadline := time.Now().Add(timeout)
 	for {
-		m, err := metricsOf(t.Context(), n)
+		m, err := n.Metrics(t.Context())
 		if err == nil && want.MatchString(m) {
 			return
 		}

@@ -3,7 +3,9 @@
 package framework
 
 import (
+	"context"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
@@ -128,4 +130,19 @@ func (c *Cluster) mustFleetPort() int {
 	}
 	c.t.Fatalf("no free port between %d and %d for a fleet node", fleetPortBase, fleetPortEnd)
 	return 0
+}
+
+// Metrics is the node's /metrics from its insecure door.
+func (n *Node) Metrics(ctx context.Context) (string, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, n.URL+"/metrics", nil)
+	if err != nil {
+		return "", err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return "", err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	return string(b), err
 }
