@@ -83,21 +83,12 @@ func (d *Holder) watchObject(ctx context.Context, lw cache.ListerWatcherWithCont
 			return
 		}
 		reread = false
-		var settled func()
-		if lost != nil {
-			probing, err := d.afterLoss(ctx, lost, gen, &from)
-			switch {
-			case err != nil:
-				return
-			case probing:
-				o := lost
-				settled = func() { d.probe.decide(o, false); lost = nil }
-			default:
-				lost = nil
-			}
+		settled, err := d.rejoin(ctx, &lost, gen, &from)
+		if err != nil {
+			return
 		}
-		err := d.listWatchAlive(ctx, lw, r, gen, &from, retry.Reset, settled)
-		if lost != nil && settled != nil && errors.Is(err, cloudsync.ErrExpired) {
+		err = d.listWatchAlive(ctx, lw, r, gen, &from, retry.Reset, settled)
+		if settled != nil && lost != nil && errors.Is(err, cloudsync.ErrExpired) {
 			d.probe.decide(lost, true)
 			lost = nil
 		}
@@ -132,6 +123,25 @@ func (d *Holder) watchObject(ctx context.Context, lw cache.ListerWatcherWithCont
 			return
 		}
 	}
+}
+
+// rejoin returns at once unless the worker is in an outage (*lost set);
+// then it waits for the outage's answer (afterLoss), leaving it unless
+// chosen to probe. The prober gets settled, which records the cloud's
+// answer that it still serves the probe's point, and leaves the outage.
+func (d *Holder) rejoin(ctx context.Context, lost **outage, gen uint64, from *uint64) (settled func(), err error) {
+	o := *lost
+	if o == nil {
+		return nil, nil
+	}
+	probing, err := d.afterLoss(ctx, o, gen, from)
+	if err != nil || !probing {
+		if err == nil {
+			*lost = nil
+		}
+		return nil, err
+	}
+	return func() { d.probe.decide(o, false); *lost = nil }, nil
 }
 
 // afterLoss waits, for a worker that lost the cloud in outage o, until
