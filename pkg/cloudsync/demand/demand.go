@@ -66,7 +66,8 @@ type Config struct {
 // object is deleted from the cache (local watchers see DELETED) and from
 // the store, whose deleted bytes are then scrubbed from disk.
 //
-// Run owns every field below; workers only send on updates.
+// Run owns every field below but noStream and probe; workers only send
+// on updates.
 type Holder struct {
 	cfg  Config
 	log  *slog.Logger
@@ -91,6 +92,10 @@ type Holder struct {
 	// of that kind's objects (streamOff). Atomic: the workers read and set
 	// it.
 	noStream [nodescope.ConfigMap + 1]atomic.Bool
+	// probe shares, among the workers that lost the cloud together, the
+	// one probe that tells whether it still serves their resume points
+	// (probe.go). Guarded by its own mutex: the workers use it.
+	probe prober
 }
 
 // New returns a Holder; the caller loaded its kinds' caches from the

@@ -21,11 +21,27 @@
 // same stream then carries its changes. A bookmark before that one says
 // nothing of the state and moves no resume point. Once the cloud refuses
 // such a watch (400 or 422) for a kind, that kind's objects are listed
-// and then watched, until the Holder stops. An object whose watch lost
-// the cloud (no answer, or a half-open link) is read again that way once
-// the link is up, after a delay within the relist window, instead of
-// being resumed: a restarted cloud would answer the resume with a 410,
-// and the read after it would make two requests where one does.
+// and then watched, until the Holder stops.
+//
+// A watch that lost the cloud (no answer, or a half-open link) may have
+// lost a restarted cloud, which answers every resume with 410 since its
+// watch cache starts above every stored point. The workers that lost it
+// together share one outage (probe.go): once the link is up, the one
+// with the newest resume point resumes alone, as the probe, while the
+// others wait on the outage's one answer. A 410 to the probe means every
+// older point is gone too: each object is read again with a streaming
+// watch after a delay within the relist window (one request per object,
+// where a resume and the read after its 410 are two). A probe that opens
+// and, within probeSettle, delivers an event or nothing (no 410) means
+// the cloud was not restarted: each object resumes from its own point, at
+// no byte cost; one that still gets a 410 is read again on its own.
+// Invariants: an outage is decided once, under prober.mu, by the worker
+// probing it, and a decided outage is never joined again, so a loss after
+// an answer starts a new outage (epoch) and its own probe; a worker that
+// stops while chosen to probe hands the choice back to the newest of the
+// others; no goroutine is started for it, and its one timer (probeSettle)
+// runs on the injected clock. An object never held (no resume point) is
+// read again after the relist delay without waiting for the probe.
 //
 // A refused read is retried on the object's own jittered backoff from 1 s
 // (backoff.go); only a new reference's first read refused 403 (the Node

@@ -164,20 +164,26 @@ func TestInitialState(t *testing.T) {
 }
 
 // A held object whose resumed watch got no answer from the cloud (it may
-// have restarted, which expires every watch) is read again with a
-// streaming watch once the link is up, after a delay within the relist
-// window, instead of being resumed into a 410 first; an answer of the
-// running cloud (403) is retried as a resume.
+// have restarted, which expires every watch) is resumed once the link is
+// up, as the probe of the outage: a cloud that serves it goes on with
+// that watch; a 410 reads the object again with a streaming watch after
+// a delay within the relist window. An answer of the running cloud (403)
+// is retried as a resume, no probe.
 func TestDemandRereadsAfterLostCloud(t *testing.T) {
+	refused := errors.New("dial tcp 127.0.0.1:6443: connect: connection refused")
 	for _, tt := range []struct {
-		name       string
-		err        error
+		name string
+		err  error
+		// probeErr answers the resume after err, nil to serve it.
+		probeErr   error
 		want       []string
 		wantDelays int
 	}{
-		{"no answer", errors.New("dial tcp 127.0.0.1:6443: connect: connection refused"), []string{"stream", "40", "stream"}, 2},
+		{"no answer, cloud still serves", refused, nil, []string{"stream", "40", "40"}, 1},
+		{"no answer, cloud restarted", refused, apierrors.NewResourceExpired("too old resource version: 40 (60)"),
+			[]string{"stream", "40", "40", "stream"}, 2},
 		{"403 of the running cloud", apierrors.NewForbidden(schema.GroupResource{Resource: "secrets"}, "used", errors.New("no relationship found")),
-			[]string{"stream", "40", "40"}, 1},
+			nil, []string{"stream", "40", "40"}, 1},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			l := newLocal(t, secretVolume("used"))
@@ -192,6 +198,12 @@ func TestDemandRereadsAfterLostCloud(t *testing.T) {
 			cloud.mu.Unlock()
 			before := len(clk.Timers())
 			cloud.watchOf(key).Stop() // the cloud goes away
+			waitFor(t, "the failed resume", func() bool { _, rvs := cloud.asks(key); return len(rvs) == 2 })
+			if tt.probeErr != nil {
+				cloud.mu.Lock()
+				cloud.failResumes, cloud.failResumeWith = 1, tt.probeErr
+				cloud.mu.Unlock()
+			}
 			waitFor(t, "the next read or resume", func() bool {
 				clk.Step(time.Second) // past the backoff and the relist delay
 				_, rvs := cloud.asks(key)
@@ -200,10 +212,11 @@ func TestDemandRereadsAfterLostCloud(t *testing.T) {
 			if _, rvs := cloud.asks(key); !slices.Equal(rvs, tt.want) {
 				t.Errorf("watches: got %v, want %v", rvs, tt.want)
 			}
-			// The backoff's delay, and before a read the relist delay.
+			// The backoff's delay, and before a read the relist delay
+			// (the resume points' flushes and the probe's settling aside).
 			var delays []time.Duration
 			for _, d := range clk.Timers()[before:] {
-				if d != resumeFlush && d != resumeFlushListed {
+				if d != resumeFlush && d != resumeFlushListed && d != probeSettle {
 					delays = append(delays, d)
 				}
 			}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strconv"
 	"sync"
+	"time"
 
 	"github.com/apiserver-lite/apiserver-lite/pkg/cloudsync"
 	"github.com/apiserver-lite/apiserver-lite/pkg/cloudsync/demand/nodescope"
@@ -63,19 +64,34 @@ func (d *Holder) stopWorker(r nodescope.Ref) {
 // watch starts from the stored resume point from (0: none, read the state
 // first, see openWatch); a watch that ends is resumed from the last
 // resourceVersion it delivered, bookmarks included, as a reflector does;
-// only an object never held, an expired resourceVersion or a lost cloud
-// (awaitReread) reads it again. Failures are retried with the object's
-// own jittered backoff (objectBackoff), so the objects a cloud refused
-// together do not come back together.
+// only an object never held or an expired resourceVersion reads it again.
+// A watch that lost the cloud waits for the outage's one probe
+// (afterLoss). Failures are retried with the object's own jittered
+// backoff (objectBackoff), so the objects a cloud refused together do not
+// come back together.
 func (d *Holder) watchObject(ctx context.Context, lw cache.ListerWatcherWithContext, r nodescope.Ref, gen, from uint64) {
 	retry := link.NewRetrierWith(d.cfg.Clock, objectBackoff)
+	var lost *outage // the undecided outage this worker is in, if any
+	defer func() {
+		if lost != nil {
+			d.probe.leave(lost, gen)
+		}
+	}()
 	reread, newRef := false, from == 0 // newRef: see newRefRetry
 	for ctx.Err() == nil {
 		if reread && d.awaitReread(ctx) != nil {
 			return
 		}
 		reread = false
-		err := d.listWatchAlive(ctx, lw, r, gen, &from, retry.Reset)
+		settled, err := d.rejoin(ctx, &lost, gen, &from)
+		if err != nil {
+			return
+		}
+		err = d.listWatchAlive(ctx, lw, r, gen, &from, retry.Reset, settled)
+		if settled != nil && lost != nil && errors.Is(err, cloudsync.ErrExpired) {
+			d.probe.decide(lost, true)
+			lost = nil
+		}
 		first := newRef
 		newRef = false
 		switch {
@@ -98,10 +114,13 @@ func (d *Holder) watchObject(ctx context.Context, lw cache.ListerWatcherWithCont
 			continue
 		case errors.Is(err, errLinkDead) || cloudsync.MayHideRestore(err):
 			// The cloud was lost (a half-open link, or no answer): it may
-			// have restarted, which expires every watch of every node, so
-			// the object is read again, spread like a relist, rather than
-			// resumed into a 410 first (awaitReread).
-			from, reread = 0, true
+			// have restarted, which expires every watch of every node.
+			switch {
+			case from == 0:
+				reread = true
+			case lost == nil:
+				lost = d.probe.join(gen, from)
+			}
 			if errors.Is(err, errLinkDead) {
 				continue
 			}
@@ -113,13 +132,51 @@ func (d *Holder) watchObject(ctx context.Context, lw cache.ListerWatcherWithCont
 	}
 }
 
-// awaitReread waits, before an object is read again after the cloud was
-// lost, until the prober reaches the cloud and then for the link's relist
-// delay, so a fleet's reads after a cloud restart are spread over the
-// relist window (--relist-spread, or the cloud's Retry-After) as its
-// relists are. Reading at once costs what a resume costs, one request,
-// and a restarted cloud answers a resume with 410 and a read after it:
-// two. A cloud that was not restarted sends the object's bytes once more.
+// rejoin returns at once unless the worker is in an outage (*lost set);
+// then it waits for the outage's answer (afterLoss), leaving it unless
+// chosen to probe. The prober gets settled, which records the cloud's
+// answer that it still serves the probe's point, and leaves the outage.
+func (d *Holder) rejoin(ctx context.Context, lost **outage, gen uint64, from *uint64) (settled func(), err error) {
+	o := *lost
+	if o == nil {
+		return nil, nil
+	}
+	probing, err := d.afterLoss(ctx, o, gen, from)
+	if err != nil || !probing {
+		if err == nil {
+			*lost = nil
+		}
+		return nil, err
+	}
+	return func() { d.probe.decide(o, false); *lost = nil }, nil
+}
+
+// afterLoss waits, for a worker that lost the cloud in outage o, until
+// the link is up and then for the outage's probe: the resume of the
+// newest resume point among the lost workers, made by its own worker
+// (probing true, see prober.await). A 410 to it means the cloud's watch
+// cache starts above every older point too (a restarted cloud): the
+// object is then read again (*from = 0) after a delay within the relist
+// window, so a fleet's reads are spread as its relists are (--relist-
+// spread, or the cloud's Retry-After), one request per object where a
+// resume and the read after its 410 are two. A probe the cloud served
+// (a blip) lets every lost object resume from its own point at once.
+func (d *Holder) afterLoss(ctx context.Context, o *outage, gen uint64, from *uint64) (probing bool, err error) {
+	if err := d.cfg.Link.WaitUp(ctx); err != nil {
+		return false, err
+	}
+	probing, expired, err := d.probe.await(ctx, o, gen)
+	if err != nil || probing || !expired {
+		return probing, err
+	}
+	*from = 0
+	return false, link.Sleep(ctx, d.cfg.Clock, d.cfg.Link.RelistDelay())
+}
+
+// awaitReread waits, before an object whose state was never read is read
+// after the cloud was lost, until the link is up and then for the link's
+// relist delay, so a fleet's reads after a cloud restart are spread over
+// the relist window as its relists are.
 func (d *Holder) awaitReread(ctx context.Context) error {
 	if err := d.cfg.Link.WaitUp(ctx); err != nil {
 		return err
@@ -130,7 +187,7 @@ func (d *Holder) awaitReread(ctx context.Context) error {
 // listWatchAlive runs listWatchOnce, ending it with errLinkDead once the
 // link has failed its probes for longer than the watch progress timeout,
 // so a watch on a half-open connection does not hang.
-func (d *Holder) listWatchAlive(ctx context.Context, lw cache.ListerWatcherWithContext, r nodescope.Ref, gen uint64, from *uint64, reached func()) error {
+func (d *Holder) listWatchAlive(ctx context.Context, lw cache.ListerWatcherWithContext, r nodescope.Ref, gen uint64, from *uint64, reached, settled func()) error {
 	dead := d.cfg.Link.Dead()
 	actx, cancel := context.WithCancelCause(ctx)
 	stop := make(chan struct{})
@@ -142,7 +199,7 @@ func (d *Holder) listWatchAlive(ctx context.Context, lw cache.ListerWatcherWithC
 		case <-stop:
 		}
 	})
-	err := d.listWatchOnce(actx, lw, r, gen, from, reached)
+	err := d.listWatchOnce(actx, lw, r, gen, from, reached, settled)
 	close(stop)
 	wg.Wait()
 	cancel(nil)
@@ -154,18 +211,30 @@ func (d *Holder) listWatchAlive(ctx context.Context, lw cache.ListerWatcherWithC
 
 // listWatchOnce reads the object's state unless *from is set, then
 // streams its changes from *from until the watch ends, advancing *from
-// with every event and bookmark.
-func (d *Holder) listWatchOnce(ctx context.Context, lw cache.ListerWatcherWithContext, r nodescope.Ref, gen uint64, from *uint64, reached func()) error {
+// with every event and bookmark. settled, when set (a probe), is called
+// once the watch delivered an event, or nothing for probeSettle: the
+// cloud still serves *from.
+func (d *Holder) listWatchOnce(ctx context.Context, lw cache.ListerWatcherWithContext, r nodescope.Ref, gen uint64, from *uint64, reached, settled func()) error {
 	w, err := d.openWatch(ctx, lw, r, gen, from, reached)
 	if err != nil || w == nil {
 		return err
 	}
 	defer w.Stop()
+	var settle <-chan time.Time
+	if settled != nil {
+		t := d.cfg.Clock.NewTimer(probeSettle)
+		defer t.Stop()
+		settle = t.C()
+	}
 	for {
 		var ev watch.Event
 		select {
 		case <-ctx.Done():
 			return nil
+		case <-settle:
+			settled()
+			settled, settle = nil, nil
+			continue
 		case e, open := <-w.ResultChan():
 			if !open {
 				return nil
@@ -174,6 +243,10 @@ func (d *Holder) listWatchOnce(ctx context.Context, lw cache.ListerWatcherWithCo
 		}
 		if err := d.deliver(ctx, r, gen, ev, from); err != nil || ctx.Err() != nil {
 			return err
+		}
+		if settled != nil {
+			settled()
+			settled, settle = nil, nil
 		}
 	}
 }
