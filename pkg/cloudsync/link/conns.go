@@ -30,6 +30,7 @@ const (
 // last read a byte, when one closed, and how to close them all.
 type Connections interface {
 	// LastRead is when any connection last read a byte; zero if none did.
+	// A dial that completed is not a read.
 	LastRead() time.Time
 	// Closed receives a value after any connection closed.
 	Closed() <-chan struct{}
@@ -38,7 +39,8 @@ type Connections interface {
 }
 
 // Conns watches the connections of the cloud transports it wraps. Every
-// byte read counts, HTTP/2 PING answers included, so a healthy connection
+// byte read counts, HTTP/2 PING answers included, and nothing else (a
+// completed dial does not), so a healthy connection
 // is heard at least every http2ReadIdleTimeout even when no watch event
 // arrives. Closed reports a connection lost: one the cloud or the network
 // ended (a read failed), or one closed after being silent for
@@ -103,8 +105,11 @@ func (c *Conns) wrapLocked(t *http.Transport) {
 		if err != nil {
 			return nil, err
 		}
+		// A completed dial is not the cloud heard: a middlebox (or a
+		// proxy whose upstream is gone) completes the handshake and then
+		// forwards nothing. Only the connection's own silence starts here.
 		w := &watchedConn{Conn: conn, conns: c}
-		w.lastRead.Store(c.heard())
+		w.lastRead.Store(c.clock.Now().UnixNano())
 		return c.tracker.Track(w), nil
 	}
 }

@@ -124,3 +124,37 @@ func TestConnsBoundDials(t *testing.T) {
 		t.Fatalf("dial did not end after dialTimeout")
 	}
 }
+
+// TestConnsDialIsNotARead: a dial that completes to a peer that never
+// sends a byte (a proxy whose upstream is a black hole) leaves LastRead
+// where it was, so the Link does not take the handshake for the cloud.
+func TestConnsDialIsNotARead(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatalf("listen: %v", err)
+	}
+	defer func() { _ = ln.Close() }()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			defer func() { _ = c.Close() }() // held open, silent, until the test ends
+		}
+	}()
+	clk := testingclock.NewFakeClock(time.Unix(1e9, 0))
+	conns := NewConns(clk)
+	tr := &http.Transport{}
+	baseTransportMu.Lock()
+	conns.wrapLocked(tr)
+	baseTransportMu.Unlock()
+	c, err := tr.DialContext(context.Background(), "tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatalf("dial: %v", err)
+	}
+	defer func() { _ = c.Close() }()
+	if got := conns.LastRead(); !got.IsZero() {
+		t.Errorf("LastRead after a dial and no byte: got %v, want zero", got)
+	}
+}

@@ -7,8 +7,10 @@
 // after 6 s without a frame, the connection closed after 4 s more without
 // an answer), watch events and bookmarks; the Link probes (GET /version
 // with a short timeout) only when a connection closes or all were silent
-// for the watch progress timeout, and a probe without an answer closes
-// every connection, so the next request dials anew. While it is down it
+// for the watch progress timeout, and a probe without an answer, while no
+// connection read anything, closes every connection, so the next request
+// dials anew (one that timed out while bytes arrived is a slow cloud, and
+// counts as an answer). While it is down it
 // probes every few seconds, jittered. Failures are retried with
 // jittered exponential backoff (wait.Backoff, at most 10 s jitter
 // included), cut short when the Link sees the cloud come back. When the

@@ -197,7 +197,9 @@ func (l *Link) lastHeard() time.Time {
 }
 
 // probe runs one probe bounded by probeTimeout and records its result. A
-// probe that got no answer closes every cloud connection. It returns the
+// probe that got no answer, while no cloud connection read anything,
+// closes every cloud connection and counts as a failure; one that timed
+// out while a connection read from the cloud counts as an answer. It returns the
 // Retry-After of a cloud that answered 429, else 0.
 func (l *Link) probe(ctx context.Context) time.Duration {
 	start := l.cfg.Clock.Now()
@@ -211,6 +213,15 @@ func (l *Link) probe(ctx context.Context) time.Duration {
 	}
 	if err != nil && errors.Is(context.Cause(pctx), errProbeTimeout) {
 		err = errProbeTimeout
+		if l.heardSince(start) {
+			// The cloud sent bytes while the probe waited: it is reachable
+			// but slow to answer (an overloaded cloud, or this node's CPU
+			// saturated, as when a fleet starts at once). Taking it for
+			// lost would close every connection and end every watch,
+			// adding the load that slowed it; a silenced link reads
+			// nothing and is still reported.
+			err = nil
+		}
 	}
 	var retryAfter time.Duration
 	if apierrors.IsTooManyRequests(err) {
@@ -229,6 +240,11 @@ func (l *Link) probe(ctx context.Context) time.Duration {
 	}
 	l.record(start, err)
 	return retryAfter
+}
+
+// heardSince reports whether any cloud connection read a byte after t.
+func (l *Link) heardSince(t time.Time) bool {
+	return l.cfg.Conns != nil && l.cfg.Conns.LastRead().After(t)
 }
 
 // answered reports whether err is the cloud's own answer, which a live

@@ -142,3 +142,44 @@ func TestLinkDownProbesJittered(t *testing.T) {
 		t.Errorf("pauses while down: got %d distinct of %d, want them jittered", len(distinct), len(clk.timers()))
 	}
 }
+
+// TestLinkSlowProbeWhileHeard: a probe that times out while a cloud
+// connection reads bytes is a slow cloud, not a lost one: the link stays
+// up and keeps its connections. Without a byte read meanwhile it is a
+// black hole: down, every connection closed.
+func TestLinkSlowProbeWhileHeard(t *testing.T) {
+	for _, tt := range []struct {
+		name          string
+		readMidway    bool
+		wantConnected bool
+		wantClose     int32
+	}{
+		{"bytes read while the probe waited", true, true, 0},
+		{"nothing read while the probe waited", false, false, 1},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			clk := testingclock.NewFakeClock(time.Unix(1e9, 0))
+			p := &fakeProbe{}
+			p.state.Store(probeBlackHole)
+			conns := newFakeConns()
+			conns.read(clk.Now().Add(-time.Second))
+			l := New(Config{Probe: p.probe, Conns: conns, Clock: clk})
+			l.record(clk.Now(), nil)
+			done := make(chan struct{})
+			go func() { defer close(done); l.probe(context.Background()) }()
+			waitFor(t, "the probe timer", clk.HasWaiters)
+			clk.Step(probeTimeout / 2)
+			if tt.readMidway {
+				conns.read(clk.Now())
+			}
+			clk.Step(probeTimeout / 2)
+			<-done
+			if got := l.Connected(); got != tt.wantConnected {
+				t.Errorf("connected: got %v, want %v", got, tt.wantConnected)
+			}
+			if got := conns.closeAlls.Load(); got != tt.wantClose {
+				t.Errorf("CloseAll calls: got %d, want %d", got, tt.wantClose)
+			}
+		})
+	}
+}
