@@ -11,6 +11,7 @@ import (
 
 	"github.com/apiserver-lite/apiserver-lite/pkg/atrest"
 	"github.com/apiserver-lite/apiserver-lite/pkg/cloudsync"
+	"github.com/apiserver-lite/apiserver-lite/pkg/cloudsync/demand"
 	"github.com/apiserver-lite/apiserver-lite/pkg/cloudsync/link"
 	"github.com/apiserver-lite/apiserver-lite/pkg/door"
 	"github.com/apiserver-lite/apiserver-lite/pkg/door/satoken"
@@ -112,7 +113,8 @@ func (w *wiring) newLoops(ctx context.Context) error {
 		return err
 	}
 	w.syncers = newSyncers(clients, w.res, w.caches, obs, w.store, w.link, w.log, poolUpstream(w.follower, w.res))
-	if w.demand, err = newDemand(clients, w.res, w.caches, w.store, w.link, w.log); err != nil {
+	dc := demand.Config{Discovery: clients.disc, Store: w.store, Link: w.link, Logger: w.log}
+	if w.demand, err = demand.Runner(dc, clients.raw, w.res, w.caches); err != nil {
 		return err
 	}
 	hc, err := w.holdingsConfig(clients, obs)

@@ -47,5 +47,6 @@
 // (backoff.go); only a new reference's first read refused 403 (the Node
 // authorizer's graph may not have the pod yet) is retried after 100-200 ms.
 //
-// Subpackage nodescope computes the references. cmd wires a Holder.
+// Subpackage nodescope computes the references. Runner (wire.go) builds a
+// Holder of the synced resources' on-demand kinds; cmd wires it.
 package demand
