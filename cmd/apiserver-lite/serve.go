@@ -153,7 +153,7 @@ func (w *wiring) newPool() error {
 func (w *wiring) openAPI(ctx context.Context) (*door.Set, error) {
 	served, widened := holding.SplitWidened(w.res, w.caches)
 	handler, err := listwatch.New(listwatch.Config{Caches: served, Widened: widened, Cloud: w.cloud,
-		CloudConnected: w.link.Connected, Logger: w.log, Version: w.version, Scopes: syncScopes(w.res),
+		CloudConnected: w.link.Connected, Logger: w.log, Version: w.version, Scopes: holding.LocalScopes(w.res),
 		Current: forpods.CurrentOf(w.held), View: kubernetesServiceView(w.cfg, w.log)})
 	if err != nil {
 		return nil, fmt.Errorf("local api: %w", err)

@@ -55,21 +55,9 @@ type Config struct {
 	View View
 }
 
-// Scope is the part of a resource the cloud sync lists and watches.
-type Scope struct {
-	Namespace     string // "" for all namespaces
-	LabelSelector string
-	FieldSelector string
-	// Partial marks a resource held only in part, by name (secrets and
-	// configmaps while a pod on the node references them): only a read
-	// naming one held object is answered locally.
-	Partial bool
-	// OnRequest marks a resource held only while pods on the node read it
-	// on their own identities: while its cache is not ready it is not
-	// held, and reads of it are the cloud's (503 while the cloud is
-	// unreachable), not "initializing"; it never fails readiness.
-	OnRequest bool
-}
+// Scope is the part of a resource the cloud sync lists and watches
+// (scope.Held).
+type Scope = scope.Held
 
 // VersionSource knows the cloud's version, so /version can be answered
 // while the cloud is unreachable.
