@@ -58,6 +58,6 @@ func (w *wiring) holdingsConfig(cl cloudClients, obs *operations.Observer) (forp
 		Store: operations.ObservedStore{Store: w.store, Observer: obs}, Link: w.link, Observer: obs, Logger: w.log}
 	return forpods.NodeConfig{Resources: w.cfg.PodIdentityResources, MaxResources: w.cfg.PodIdentityMaxResources,
 		Owners: w.cfg.PodIdentityOwners, Caps: caps, CacheSize: w.cfg.WatchCacheSize, Res: w.res, Caches: w.caches,
-		Sync: poolSyncDeps(sync, w.follower, w.poolStats), Store: w.store, Restored: w.restored,
+		Sync: sync.InPool(w.follower, w.poolStats), Store: w.store, Restored: w.restored,
 		API: namespacedAPI(w.cloud, w.link.Connected, w.log)}, nil
 }

@@ -112,7 +112,7 @@ func (w *wiring) newLoops(ctx context.Context) error {
 	if err := w.newPool(); err != nil {
 		return err
 	}
-	w.syncers = newSyncers(clients, w.res, w.caches, obs, w.store, w.link, w.log, poolUpstream(w.follower, w.res))
+	w.syncers = newSyncers(clients, w.res, w.caches, obs, w.store, w.link, w.log, holding.Upstream(w.res, pool.NodeOf(w.follower)))
 	dc := demand.Config{Discovery: clients.disc, Store: w.store, Link: w.link, Logger: w.log}
 	if w.demand, err = demand.Runner(dc, clients.raw, w.res, w.caches); err != nil {
 		return err
@@ -137,7 +137,10 @@ func (w *wiring) newLoops(ctx context.Context) error {
 // shows them in the metrics and health; nothing without a pool.
 func (w *wiring) newPool() error {
 	var err error
-	m := poolMember(w.cfg, w.cloud, w.conns, holding.NodePods(w.res, w.caches), w.log)
+	c := w.cfg
+	m := forpods.PoolMember(pool.MemberConfig{Pool: c.Pool, Namespace: c.PoolNamespace, ServiceAccount: c.PoolServiceAccount,
+		Audience: c.PoolAudience, Self: pool.Holder{Node: c.NodeName, Address: c.PoolListenAddress},
+		Pods: holding.NodePods(w.res, w.caches), Logger: w.log}, w.cloud, w.conns)
 	if w.elect, err = pool.NewElection(m); err != nil {
 		return err
 	}
@@ -183,7 +186,7 @@ func (w *wiring) run(ctx context.Context, doors *door.Set) error {
 	gate := holding.NewGate(w.scopeChecker, w.log)
 	runs := []func(context.Context) error{gate.Run, w.version.Run, w.link.Run,
 		atrest.StoredPruner(w.store, w.tokens, w.ops.Clock(), w.cfg.OfflineAuthzGrace, w.log)}
-	for _, r := range append(syncRunners(w.syncers), w.demand, forpods.RunnerOf(w.held), forpods.NamespacedRunnerOf(w.nsHeld), electionRunner(w.elect)) {
+	for _, r := range append(syncRunners(w.syncers), w.demand, forpods.RunnerOf(w.held), forpods.NamespacedRunnerOf(w.nsHeld), pool.RunnerOf(w.elect)) {
 		if r != nil {
 			runs = append(runs, gate.Hold(r))
 		}
