@@ -6,7 +6,6 @@ import (
 	"github.com/apiserver-lite/apiserver-lite/pkg/door"
 	"github.com/apiserver-lite/apiserver-lite/pkg/holding"
 	"github.com/apiserver-lite/apiserver-lite/pkg/holding/forpods"
-	"github.com/apiserver-lite/apiserver-lite/pkg/listwatch/requestinfo"
 	"github.com/apiserver-lite/apiserver-lite/pkg/offline"
 	"github.com/apiserver-lite/apiserver-lite/pkg/versioncache"
 )
@@ -30,7 +29,7 @@ func (w *wiring) openDoors(api http.Handler, served []*versioncache.Cache) (*doo
 		ClusterScope: w.scope == holding.ScopeCluster, ImpersonateNode: w.scope == holding.ScopeCluster && c.ClusterScopeNodeWrites == nodeWritesAsNode,
 		Handler:    func(name string) http.Handler { return w.ops.Handler(api, name) },
 		AuthFailed: func(name string) func() { return func() { w.ops.Metrics().AuthFailed(name) } },
-		Cloud:      w.cloud, Pods: holding.HeldPod(served), Held: heldOrAlso(offline.HeldResources(w.res), w.nsHeld.Holds),
+		Cloud:      w.cloud, Pods: holding.HeldPod(served), Held: forpods.DoorHeld(offline.HeldResources(w.res), w.nsHeld),
 		Decisions: offline.MetaStore{Store: w.store}, Connected: w.link.Connected, KeySealer: w.st.sealer,
 		Holdings: forpods.DoorHoldings(w.held, w.nsHeld), Local: localVerifier(w.verifier), Sockets: w.st.sockets, Logger: w.log})
 }
@@ -41,12 +40,4 @@ func (c config) poolDoorAddress() string {
 		return ""
 	}
 	return c.PoolListenAddress
-}
-
-// heldOrAlso reports a read as held when held or also (if set) does.
-func heldOrAlso(held, also func(requestinfo.Attributes) bool) func(requestinfo.Attributes) bool {
-	if also == nil {
-		return held
-	}
-	return func(a requestinfo.Attributes) bool { return held(a) || also(a) }
 }

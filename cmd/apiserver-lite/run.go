@@ -22,7 +22,6 @@ import (
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/clientcmd"
 )
 
@@ -233,22 +232,6 @@ func newCloudClients(cloud *rest.Config) (cloudClients, error) {
 		return cloudClients{}, fmt.Errorf("cloud metadata client: %w", err)
 	}
 	return cloudClients{raw: raw, disc: disc, meta: meta}, nil
-}
-
-func newSyncers(cl cloudClients, res []cloudsync.Resource, caches []*versioncache.Cache, obs *operations.Observer, store *metastore.Store, link *link.Link, log *slog.Logger,
-	upstream func(cloudsync.Resource, cache.ListerWatcherWithContext) cache.ListerWatcherWithContext) []*cloudsync.Syncer {
-	out := make([]*cloudsync.Syncer, 0, len(res))
-	for i, r := range res {
-		if r.OnDemand || r.ForPods {
-			continue // held by the Demand or for pods, not listed here
-		}
-		out = append(out, cloudsync.New(cloudsync.Config{
-			Resource: r, ListerWatcher: upstream(r, cl.raw.ListerWatcher(r)), Discovery: cl.disc,
-			Store: operations.ObservedStore{Store: store, Observer: obs}, Cache: caches[i], Link: link, Logger: log, Observer: obs,
-			Lean: cloudsync.NewLeanSource(cl.raw, cl.meta, r),
-		}))
-	}
-	return out
 }
 
 // newVersionKeeper returns the keeper of the cloud's version, loaded with

@@ -112,7 +112,8 @@ func (w *wiring) newLoops(ctx context.Context) error {
 	if err := w.newPool(); err != nil {
 		return err
 	}
-	w.syncers = newSyncers(clients, w.res, w.caches, obs, w.store, w.link, w.log, holding.Upstream(w.res, pool.NodeOf(w.follower)))
+	w.syncers = holding.Syncers(cloudsync.Config{Discovery: clients.disc, Store: operations.ObservedStore{Store: w.store, Observer: obs},
+		Link: w.link, Logger: w.log, Observer: obs}, clients.raw, clients.meta, w.res, w.caches, pool.NodeOf(w.follower))
 	dc := demand.Config{Discovery: clients.disc, Store: w.store, Link: w.link, Logger: w.log}
 	if w.demand, err = demand.Runner(dc, clients.raw, w.res, w.caches); err != nil {
 		return err
@@ -192,7 +193,7 @@ func (w *wiring) run(ctx context.Context, doors *door.Set) error {
 		}
 	}
 	for _, r := range []func(context.Context) error{offline.TokenForgetter(w.res, w.caches, w.tokens, w.log),
-		verifierRunner(w.verifier, w.link.Connected)} {
+		satoken.RunnerOf(w.verifier, w.link.Connected)} {
 		if r != nil {
 			runs = append(runs, r)
 		}

@@ -9,7 +9,10 @@
 // the node, Scoped settles the scope and what it holds at start,
 // LocalScopes tells the local API the held part of each resource
 // (caches.go; listwatch/scope's Held, never the API itself, which offline
-// and forpods, importing this package, must not reach), and NewVerifier
-// builds satoken's verifier on the node's pods and a token for one of
-// them (wire.go). cmd wires it; the doors ask door who may read it.
+// and forpods, importing this package, must not reach), Syncers builds
+// the sync loops of what the node lists and watches on its own
+// credentials, each from its Upstream (the pool's leader or the cloud),
+// and NewVerifier builds satoken's verifier on the node's pods and a
+// token for one of them (wire.go). cmd wires it; the doors ask door who
+// may read it.
 package holding

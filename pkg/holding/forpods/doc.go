@@ -47,5 +47,7 @@
 // pod-identity-* settings and the node's clients; cmd only fills in
 // NodeConfig. In a pool (pool.go), PoolMember puts the node's membership
 // on its clients, SyncDeps.InPool reads the holdings from the leader and
-// PoolDoor is what the leader's pool door serves and when.
+// PoolDoor is what the leader's pool door serves and when. node_of.go
+// shows both kinds of holdings to the doors (DoorHoldings, DoorHeld), the
+// local API and the run loop, nil for none.
 package forpods
