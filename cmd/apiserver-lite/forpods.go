@@ -5,6 +5,7 @@ import (
 
 	"github.com/apiserver-lite/apiserver-lite/pkg/holding"
 	"github.com/apiserver-lite/apiserver-lite/pkg/holding/forpods"
+	"github.com/apiserver-lite/apiserver-lite/pkg/listwatch"
 	"github.com/apiserver-lite/apiserver-lite/pkg/operations"
 	"github.com/spf13/pflag"
 )
@@ -59,5 +60,5 @@ func (w *wiring) holdingsConfig(cl cloudClients, obs *operations.Observer) (forp
 	return forpods.NodeConfig{Resources: w.cfg.PodIdentityResources, MaxResources: w.cfg.PodIdentityMaxResources,
 		Owners: w.cfg.PodIdentityOwners, Caps: caps, CacheSize: w.cfg.WatchCacheSize, Res: w.res, Caches: w.caches,
 		Sync: sync.InPool(w.follower, w.poolStats), Store: w.store, Restored: w.restored,
-		API: namespacedAPI(w.cloud, w.link.Connected, w.log)}, nil
+		API: listwatch.NewForNamespace(w.cloud, w.link.Connected, w.log)}, nil
 }

@@ -179,7 +179,7 @@ func (w *wiring) openAPI(ctx context.Context) (*door.Set, error) {
 // run starts the watchdog and every loop, the sync loops behind the scope
 // gate, and serves until ctx ends.
 func (w *wiring) run(ctx context.Context, doors *door.Set) error {
-	n, err := operations.NewNotifier(w.ops.Clock(), aliveProbe(w.ops, doors), w.ops.StatusLine)
+	n, err := operations.NewNotifier(w.ops.Clock(), w.ops.WatchdogProbe(doors.Probe()), w.ops.StatusLine)
 	if err != nil {
 		return errors.Join(fmt.Errorf("systemd watchdog: %w", err), doors.Close())
 	}

@@ -114,6 +114,17 @@ func New(cfg Config) (http.Handler, error) {
 	return s.recoverPanics(s.routes()), nil
 }
 
+// NewForNamespace returns the builder of one namespaced holding's local
+// API (forpods.NodeConfig.API): its cache, held on request in its
+// namespace, and everything else forwarded to cloud as the main API does.
+// It serves resource requests only, so it needs no version source.
+func NewForNamespace(cloud *rest.Config, connected func() bool, log *slog.Logger) func(*versioncache.Cache, string) (http.Handler, error) {
+	return func(c *versioncache.Cache, ns string) (http.Handler, error) {
+		return New(Config{Caches: []*versioncache.Cache{c}, Cloud: cloud, CloudConnected: connected, Logger: log,
+			Scopes: map[schema.GroupVersionResource]Scope{c.GVR(): {Namespace: ns, OnRequest: true}}})
+	}
+}
+
 // newServer builds the handler state from cfg.
 func newServer(cfg Config) (*server, error) {
 	s := &server{
