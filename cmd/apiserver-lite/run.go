@@ -17,7 +17,6 @@ import (
 	"github.com/apiserver-lite/apiserver-lite/pkg/door"
 	"github.com/apiserver-lite/apiserver-lite/pkg/metastore"
 	"github.com/apiserver-lite/apiserver-lite/pkg/operations"
-	"github.com/apiserver-lite/apiserver-lite/pkg/startup"
 	"github.com/apiserver-lite/apiserver-lite/pkg/versioncache"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/metadata"
@@ -147,15 +146,6 @@ type daemonLoops struct {
 	exited *atomic.Int32
 }
 
-// syncRunners are the Run methods of syncers.
-func syncRunners(syncers []*cloudsync.Syncer) []func(context.Context) error {
-	runs := make([]func(context.Context) error, len(syncers))
-	for i, s := range syncers {
-		runs[i] = s.Run
-	}
-	return runs
-}
-
 // runUntilDone serves and runs the sync loops until ctx ends. systemd is
 // told READY=1 once the local API serves, and STOPPING=1 when ctx ends.
 func runUntilDone(ctx context.Context, d daemonLoops, log *slog.Logger) error {
@@ -242,13 +232,4 @@ func newVersionKeeper(ctx context.Context, cl cloudClients, store *metastore.Sto
 		return nil, err
 	}
 	return k, nil
-}
-
-// storedResources names res for startup.
-func storedResources(res []cloudsync.Resource) []startup.Resource {
-	out := make([]startup.Resource, len(res))
-	for i, r := range res {
-		out[i] = r.Stored()
-	}
-	return out
 }

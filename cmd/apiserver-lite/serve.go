@@ -86,7 +86,7 @@ func (w *wiring) loadState(ctx context.Context, configured []cloudsync.Resource)
 	if err != nil {
 		return err
 	}
-	caches, err := startup.Prepare(ctx, w.store, storedResources(append(slices.Clip(w.res), nsRes...)),
+	caches, err := startup.Prepare(ctx, w.store, cloudsync.StoredOf(append(slices.Clip(w.res), nsRes...)),
 		w.cfg.NodeName, w.cfg.WatchCacheSize, w.log)
 	if err != nil {
 		return err
@@ -187,7 +187,7 @@ func (w *wiring) run(ctx context.Context, doors *door.Set) error {
 	gate := holding.NewGate(w.scopeChecker, w.log)
 	runs := []func(context.Context) error{gate.Run, w.version.Run, w.link.Run,
 		atrest.StoredPruner(w.store, w.tokens, w.ops.Clock(), w.cfg.OfflineAuthzGrace, w.log)}
-	for _, r := range append(syncRunners(w.syncers), w.demand, forpods.RunnerOf(w.held), forpods.NamespacedRunnerOf(w.nsHeld), pool.RunnerOf(w.elect)) {
+	for _, r := range append(cloudsync.RunnersOf(w.syncers), w.demand, forpods.RunnerOf(w.held), forpods.NamespacedRunnerOf(w.nsHeld), pool.RunnerOf(w.elect)) {
 		if r != nil {
 			runs = append(runs, gate.Hold(r))
 		}
