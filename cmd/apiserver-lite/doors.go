@@ -6,9 +6,7 @@ import (
 	"github.com/apiserver-lite/apiserver-lite/pkg/door"
 	"github.com/apiserver-lite/apiserver-lite/pkg/holding"
 	"github.com/apiserver-lite/apiserver-lite/pkg/holding/forpods"
-	"github.com/apiserver-lite/apiserver-lite/pkg/listwatch/requestinfo"
 	"github.com/apiserver-lite/apiserver-lite/pkg/offline"
-	"github.com/apiserver-lite/apiserver-lite/pkg/pool"
 	"github.com/apiserver-lite/apiserver-lite/pkg/versioncache"
 )
 
@@ -26,12 +24,12 @@ func (w *wiring) openDoors(api http.Handler, served []*versioncache.Cache) (*doo
 		SecureListenAddress: c.SecureListenAddress, InsecureListenAddress: c.InsecureListenAddress,
 		TLS:       door.SetTLS{CertFile: c.TLSCertFile, KeyFile: c.TLSPrivateKeyFile, ClientCAFile: c.ClientCAFile, DataDir: c.DataDir},
 		Bootstrap: c.TLSBootstrap, BootstrapIPs: c.bootstrapIPs(), BootstrapLifetime: c.TLSBootstrapLifetime,
-		PoolAddress: c.poolDoorAddress(), PoolAudience: c.PoolAudience, Pool: poolDoorConfig(w),
+		PoolAddress: c.poolDoorAddress(), PoolAudience: c.PoolAudience, Pool: forpods.PoolDoor(w.elect, w.res, w.held),
 		Limits: c.limits(), OfflineGrace: c.OfflineAuthzGrace,
 		ClusterScope: w.scope == holding.ScopeCluster, ImpersonateNode: w.scope == holding.ScopeCluster && c.ClusterScopeNodeWrites == nodeWritesAsNode,
 		Handler:    func(name string) http.Handler { return w.ops.Handler(api, name) },
 		AuthFailed: func(name string) func() { return func() { w.ops.Metrics().AuthFailed(name) } },
-		Cloud:      w.cloud, Pods: holding.HeldPod(served), Held: heldOrAlso(offline.HeldResources(w.res), w.nsHeld.Holds),
+		Cloud:      w.cloud, Pods: holding.HeldPod(served), Held: forpods.DoorHeld(offline.HeldResources(w.res), w.nsHeld),
 		Decisions: offline.MetaStore{Store: w.store}, Connected: w.link.Connected, KeySealer: w.st.sealer,
 		Holdings: forpods.DoorHoldings(w.held, w.nsHeld), Local: localVerifier(w.verifier), Sockets: w.st.sockets, Logger: w.log})
 }
@@ -42,30 +40,4 @@ func (c config) poolDoorAddress() string {
 		return ""
 	}
 	return c.PoolListenAddress
-}
-
-// poolDoorConfig is what the pool door serves (holding.PoolWide) and when
-// (while e says this member leads).
-func poolDoorConfig(w *wiring) door.PoolConfig {
-	e := w.elect
-	if e == nil {
-		return door.PoolConfig{}
-	}
-	return door.PoolConfig{Serves: holding.PoolWide(w.res, forpods.CurrentOf(w.held)),
-		Leading: func() (bool, <-chan struct{}) { return electorLeads(e) }}
-}
-
-// electorLeads reports whether e leads, and a channel closed at the next
-// change of leader.
-func electorLeads(e *pool.Elector) (bool, <-chan struct{}) {
-	_, _, self, changed := e.Leader()
-	return self, changed
-}
-
-// heldOrAlso reports a read as held when held or also (if set) does.
-func heldOrAlso(held, also func(requestinfo.Attributes) bool) func(requestinfo.Attributes) bool {
-	if also == nil {
-		return held
-	}
-	return func(a requestinfo.Attributes) bool { return held(a) || also(a) }
 }

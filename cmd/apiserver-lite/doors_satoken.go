@@ -22,17 +22,6 @@ func newTokenVerifier(ctx context.Context, cfg config, cloud *rest.Config, cache
 		Audiences: cfg.APIAudiences, Cloud: cloud, Caches: caches, Store: store, Logger: log})
 }
 
-// verifierRunner refreshes v's keys while the cloud is up; nil for nil.
-func verifierRunner(v *satoken.Verifier, connected func() bool) func(context.Context) error {
-	if v == nil {
-		return nil
-	}
-	return func(ctx context.Context) error {
-		v.Run(ctx, connected)
-		return nil
-	}
-}
-
 // localVerifier is v as the doors' interface: nil, not a typed nil.
 func localVerifier(v *satoken.Verifier) door.LocalVerifier {
 	if v == nil {

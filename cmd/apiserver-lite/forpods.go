@@ -5,6 +5,7 @@ import (
 
 	"github.com/apiserver-lite/apiserver-lite/pkg/holding"
 	"github.com/apiserver-lite/apiserver-lite/pkg/holding/forpods"
+	"github.com/apiserver-lite/apiserver-lite/pkg/listwatch"
 	"github.com/apiserver-lite/apiserver-lite/pkg/operations"
 	"github.com/spf13/pflag"
 )
@@ -58,6 +59,6 @@ func (w *wiring) holdingsConfig(cl cloudClients, obs *operations.Observer) (forp
 		Store: operations.ObservedStore{Store: w.store, Observer: obs}, Link: w.link, Observer: obs, Logger: w.log}
 	return forpods.NodeConfig{Resources: w.cfg.PodIdentityResources, MaxResources: w.cfg.PodIdentityMaxResources,
 		Owners: w.cfg.PodIdentityOwners, Caps: caps, CacheSize: w.cfg.WatchCacheSize, Res: w.res, Caches: w.caches,
-		Sync: poolSyncDeps(sync, w.follower, w.poolStats), Store: w.store, Restored: w.restored,
-		API: namespacedAPI(w.cloud, w.link.Connected, w.log)}, nil
+		Sync: sync.InPool(w.follower, w.poolStats), Store: w.store, Restored: w.restored,
+		API: listwatch.NewForNamespace(w.cloud, w.link.Connected, w.log)}, nil
 }

@@ -1,16 +1,9 @@
 package main
 
 import (
-	"log/slog"
-	"net/http"
-
 	"github.com/apiserver-lite/apiserver-lite/pkg/holding"
 	"github.com/apiserver-lite/apiserver-lite/pkg/holding/forpods"
-	"github.com/apiserver-lite/apiserver-lite/pkg/listwatch"
-	"github.com/apiserver-lite/apiserver-lite/pkg/versioncache"
 	"github.com/spf13/pflag"
-	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/client-go/rest"
 )
 
 // nsHoldingsConfig are the caps on what is held for pods. Keys in the
@@ -43,14 +36,4 @@ func (c nsHoldingsConfig) caps() (forpods.Caps, error) {
 func (c nsHoldingsConfig) validate() error {
 	_, err := c.caps()
 	return err
-}
-
-// namespacedAPI builds the local API of one namespaced holding: its cache
-// in its namespace, everything else forwarded as the main API does. It
-// serves resource requests only, so it needs no version source.
-func namespacedAPI(cloud *rest.Config, connected func() bool, log *slog.Logger) func(*versioncache.Cache, string) (http.Handler, error) {
-	return func(c *versioncache.Cache, ns string) (http.Handler, error) {
-		return listwatch.New(listwatch.Config{Caches: []*versioncache.Cache{c}, Cloud: cloud, CloudConnected: connected, Logger: log,
-			Scopes: map[schema.GroupVersionResource]listwatch.Scope{c.GVR(): {Namespace: ns, OnRequest: true}}})
-	}
 }

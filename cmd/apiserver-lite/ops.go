@@ -1,11 +1,9 @@
 package main
 
 import (
-	"context"
 	"path/filepath"
 
 	"github.com/apiserver-lite/apiserver-lite/pkg/cloudsync"
-	"github.com/apiserver-lite/apiserver-lite/pkg/door"
 	"github.com/apiserver-lite/apiserver-lite/pkg/metastore"
 	"github.com/apiserver-lite/apiserver-lite/pkg/operations"
 	"github.com/apiserver-lite/apiserver-lite/pkg/versioncache"
@@ -17,14 +15,4 @@ import (
 func newOps(cfg config, res []cloudsync.Resource, caches []*versioncache.Cache, link func() bool, store *metastore.Store, st storeState) *operations.View {
 	return operations.New(operations.Config{Node: cfg.NodeName, Resources: res, Caches: caches, Link: link, Store: store,
 		StorePath: filepath.Join(cfg.DataDir, dbFile), Clock: clock.RealClock{}, MaxStaleness: cfg.MaxStaleness, Recovery: st.recovery, Sealed: st.sealer != nil})
-}
-
-// aliveProbe is the watchdog's liveness probe: a GET of /livez through
-// the door the daemon can reach itself, or the liveness checks in process
-// when there is none.
-func aliveProbe(o *operations.View, doors *door.Set) func(context.Context) error {
-	if addr, isTLS, ok := doors.Probe(); ok {
-		return operations.SelfProbe(addr, isTLS)
-	}
-	return o.Alive
 }

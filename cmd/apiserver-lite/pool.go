@@ -1,25 +1,12 @@
 package main
 
 import (
-	"context"
 	"fmt"
-	"log/slog"
 	"net"
 	"net/netip"
-	"time"
 
-	"github.com/apiserver-lite/apiserver-lite/pkg/cloudsync"
-	"github.com/apiserver-lite/apiserver-lite/pkg/cloudsync/link"
-	"github.com/apiserver-lite/apiserver-lite/pkg/door"
-	"github.com/apiserver-lite/apiserver-lite/pkg/holding"
-	"github.com/apiserver-lite/apiserver-lite/pkg/holding/forpods"
-	"github.com/apiserver-lite/apiserver-lite/pkg/pool"
-	"github.com/apiserver-lite/apiserver-lite/pkg/versioncache"
 	"github.com/spf13/pflag"
 	"k8s.io/apimachinery/pkg/util/validation"
-	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/cache"
-	"k8s.io/client-go/transport"
 )
 
 // Defaults of the pool settings (docs/pool.md).
@@ -80,53 +67,4 @@ func (c poolConfig) validate() error {
 		return fmt.Errorf("pool-audience must not be empty with pool set")
 	}
 	return nil
-}
-
-// poolMember is the node's pool membership on its clients: its tokens
-// are minted by the node for its own pods (forpods.NodeMinterFor) and
-// sent over the node's connections.
-func poolMember(cfg config, cloud *rest.Config, conns *link.Conns, pods *versioncache.Cache, log *slog.Logger) pool.MemberConfig {
-	return pool.MemberConfig{Pool: cfg.Pool, Namespace: cfg.PoolNamespace, ServiceAccount: cfg.PoolServiceAccount,
-		Audience: cfg.PoolAudience, Self: pool.Holder{Node: cfg.NodeName, Address: cfg.PoolListenAddress},
-		Cloud: cloud, Pods: pods, Logger: log,
-		MintFor: func(audiences []string) (pool.Minter, error) {
-			mint, err := forpods.NodeMinterFor(cloud, audiences)
-			if err != nil {
-				return nil, err
-			}
-			return func(ctx context.Context, p pool.Pod) (string, time.Time, error) { return mint(ctx, door.Pod(p)) }, nil
-		},
-		TokenConfig: func(tokens transport.ResettableTokenSource) *rest.Config {
-			return forpods.TokenConfig(cloud, conns, tokens)
-		}}
-}
-
-// poolUpstream is the upstream of what the node syncs on its own
-// credentials (holding.Upstream): f's leader or the cloud.
-func poolUpstream(f *pool.Follower, res []cloudsync.Resource) func(cloudsync.Resource, cache.ListerWatcherWithContext) cache.ListerWatcherWithContext {
-	if f == nil {
-		return holding.Upstream(res, nil)
-	}
-	return holding.Upstream(res, f.Node)
-}
-
-// poolSyncDeps makes deps's holdings for pods read from f's leader, with
-// their cloud bytes counted in stats; deps unchanged without a pool.
-func poolSyncDeps(deps forpods.SyncDeps, f *pool.Follower, stats *pool.Stats) forpods.SyncDeps {
-	if f == nil {
-		return deps
-	}
-	deps.Wrap = func(r cloudsync.Resource) transport.WrapperFunc { return stats.CountBytes(r.Key(), pool.UpstreamCloud) }
-	deps.Pool = func(r cloudsync.Resource, cloud cache.ListerWatcherWithContext, id func() (door.Pod, bool)) cache.ListerWatcherWithContext {
-		return f.ForPods(r, cloud, func() (pool.Pod, bool) { p, ok := id(); return pool.Pod(p), ok })
-	}
-	return deps
-}
-
-// electionRunner is e's Run, or nil.
-func electionRunner(e *pool.Elector) func(context.Context) error {
-	if e == nil {
-		return nil
-	}
-	return e.Run
 }

@@ -17,12 +17,10 @@ import (
 	"github.com/apiserver-lite/apiserver-lite/pkg/door"
 	"github.com/apiserver-lite/apiserver-lite/pkg/metastore"
 	"github.com/apiserver-lite/apiserver-lite/pkg/operations"
-	"github.com/apiserver-lite/apiserver-lite/pkg/startup"
 	"github.com/apiserver-lite/apiserver-lite/pkg/versioncache"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/clientcmd"
 )
 
@@ -148,15 +146,6 @@ type daemonLoops struct {
 	exited *atomic.Int32
 }
 
-// syncRunners are the Run methods of syncers.
-func syncRunners(syncers []*cloudsync.Syncer) []func(context.Context) error {
-	runs := make([]func(context.Context) error, len(syncers))
-	for i, s := range syncers {
-		runs[i] = s.Run
-	}
-	return runs
-}
-
 // runUntilDone serves and runs the sync loops until ctx ends. systemd is
 // told READY=1 once the local API serves, and STOPPING=1 when ctx ends.
 func runUntilDone(ctx context.Context, d daemonLoops, log *slog.Logger) error {
@@ -235,22 +224,6 @@ func newCloudClients(cloud *rest.Config) (cloudClients, error) {
 	return cloudClients{raw: raw, disc: disc, meta: meta}, nil
 }
 
-func newSyncers(cl cloudClients, res []cloudsync.Resource, caches []*versioncache.Cache, obs *operations.Observer, store *metastore.Store, link *link.Link, log *slog.Logger,
-	upstream func(cloudsync.Resource, cache.ListerWatcherWithContext) cache.ListerWatcherWithContext) []*cloudsync.Syncer {
-	out := make([]*cloudsync.Syncer, 0, len(res))
-	for i, r := range res {
-		if r.OnDemand || r.ForPods {
-			continue // held by the Demand or for pods, not listed here
-		}
-		out = append(out, cloudsync.New(cloudsync.Config{
-			Resource: r, ListerWatcher: upstream(r, cl.raw.ListerWatcher(r)), Discovery: cl.disc,
-			Store: operations.ObservedStore{Store: store, Observer: obs}, Cache: caches[i], Link: link, Logger: log, Observer: obs,
-			Lean: cloudsync.NewLeanSource(cl.raw, cl.meta, r),
-		}))
-	}
-	return out
-}
-
 // newVersionKeeper returns the keeper of the cloud's version, loaded with
 // the version last persisted so /version answers before the cloud does.
 func newVersionKeeper(ctx context.Context, cl cloudClients, store *metastore.Store, log *slog.Logger) (*cloudsync.VersionKeeper, error) {
@@ -259,13 +232,4 @@ func newVersionKeeper(ctx context.Context, cl cloudClients, store *metastore.Sto
 		return nil, err
 	}
 	return k, nil
-}
-
-// storedResources names res for startup.
-func storedResources(res []cloudsync.Resource) []startup.Resource {
-	out := make([]startup.Resource, len(res))
-	for i, r := range res {
-		out[i] = r.Stored()
-	}
-	return out
 }

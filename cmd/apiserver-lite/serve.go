@@ -11,6 +11,7 @@ import (
 
 	"github.com/apiserver-lite/apiserver-lite/pkg/atrest"
 	"github.com/apiserver-lite/apiserver-lite/pkg/cloudsync"
+	"github.com/apiserver-lite/apiserver-lite/pkg/cloudsync/demand"
 	"github.com/apiserver-lite/apiserver-lite/pkg/cloudsync/link"
 	"github.com/apiserver-lite/apiserver-lite/pkg/door"
 	"github.com/apiserver-lite/apiserver-lite/pkg/door/satoken"
@@ -85,7 +86,7 @@ func (w *wiring) loadState(ctx context.Context, configured []cloudsync.Resource)
 	if err != nil {
 		return err
 	}
-	caches, err := startup.Prepare(ctx, w.store, storedResources(append(slices.Clip(w.res), nsRes...)),
+	caches, err := startup.Prepare(ctx, w.store, cloudsync.StoredOf(append(slices.Clip(w.res), nsRes...)),
 		w.cfg.NodeName, w.cfg.WatchCacheSize, w.log)
 	if err != nil {
 		return err
@@ -111,8 +112,10 @@ func (w *wiring) newLoops(ctx context.Context) error {
 	if err := w.newPool(); err != nil {
 		return err
 	}
-	w.syncers = newSyncers(clients, w.res, w.caches, obs, w.store, w.link, w.log, poolUpstream(w.follower, w.res))
-	if w.demand, err = newDemand(clients, w.res, w.caches, w.store, w.link, w.log); err != nil {
+	w.syncers = holding.Syncers(cloudsync.Config{Discovery: clients.disc, Store: operations.ObservedStore{Store: w.store, Observer: obs},
+		Link: w.link, Logger: w.log, Observer: obs}, clients.raw, clients.meta, w.res, w.caches, pool.NodeOf(w.follower))
+	dc := demand.Config{Discovery: clients.disc, Store: w.store, Link: w.link, Logger: w.log}
+	if w.demand, err = demand.Runner(dc, clients.raw, w.res, w.caches); err != nil {
 		return err
 	}
 	hc, err := w.holdingsConfig(clients, obs)
@@ -135,7 +138,10 @@ func (w *wiring) newLoops(ctx context.Context) error {
 // shows them in the metrics and health; nothing without a pool.
 func (w *wiring) newPool() error {
 	var err error
-	m := poolMember(w.cfg, w.cloud, w.conns, holding.NodePods(w.res, w.caches), w.log)
+	c := w.cfg
+	m := forpods.PoolMember(pool.MemberConfig{Pool: c.Pool, Namespace: c.PoolNamespace, ServiceAccount: c.PoolServiceAccount,
+		Audience: c.PoolAudience, Self: pool.Holder{Node: c.NodeName, Address: c.PoolListenAddress},
+		Pods: holding.NodePods(w.res, w.caches), Logger: w.log}, w.cloud, w.conns)
 	if w.elect, err = pool.NewElection(m); err != nil {
 		return err
 	}
@@ -151,7 +157,7 @@ func (w *wiring) newPool() error {
 func (w *wiring) openAPI(ctx context.Context) (*door.Set, error) {
 	served, widened := holding.SplitWidened(w.res, w.caches)
 	handler, err := listwatch.New(listwatch.Config{Caches: served, Widened: widened, Cloud: w.cloud,
-		CloudConnected: w.link.Connected, Logger: w.log, Version: w.version, Scopes: syncScopes(w.res),
+		CloudConnected: w.link.Connected, Logger: w.log, Version: w.version, Scopes: holding.LocalScopes(w.res),
 		Current: forpods.CurrentOf(w.held), View: kubernetesServiceView(w.cfg, w.log)})
 	if err != nil {
 		return nil, fmt.Errorf("local api: %w", err)
@@ -173,7 +179,7 @@ func (w *wiring) openAPI(ctx context.Context) (*door.Set, error) {
 // run starts the watchdog and every loop, the sync loops behind the scope
 // gate, and serves until ctx ends.
 func (w *wiring) run(ctx context.Context, doors *door.Set) error {
-	n, err := operations.NewNotifier(w.ops.Clock(), aliveProbe(w.ops, doors), w.ops.StatusLine)
+	n, err := operations.NewNotifier(w.ops.Clock(), w.ops.WatchdogProbe(doors.Probe()), w.ops.StatusLine)
 	if err != nil {
 		return errors.Join(fmt.Errorf("systemd watchdog: %w", err), doors.Close())
 	}
@@ -181,13 +187,13 @@ func (w *wiring) run(ctx context.Context, doors *door.Set) error {
 	gate := holding.NewGate(w.scopeChecker, w.log)
 	runs := []func(context.Context) error{gate.Run, w.version.Run, w.link.Run,
 		atrest.StoredPruner(w.store, w.tokens, w.ops.Clock(), w.cfg.OfflineAuthzGrace, w.log)}
-	for _, r := range append(syncRunners(w.syncers), w.demand, forpods.RunnerOf(w.held), forpods.NamespacedRunnerOf(w.nsHeld), electionRunner(w.elect)) {
+	for _, r := range append(cloudsync.RunnersOf(w.syncers), w.demand, forpods.RunnerOf(w.held), forpods.NamespacedRunnerOf(w.nsHeld), pool.RunnerOf(w.elect)) {
 		if r != nil {
 			runs = append(runs, gate.Hold(r))
 		}
 	}
 	for _, r := range []func(context.Context) error{offline.TokenForgetter(w.res, w.caches, w.tokens, w.log),
-		verifierRunner(w.verifier, w.link.Connected)} {
+		satoken.RunnerOf(w.verifier, w.link.Connected)} {
 		if r != nil {
 			runs = append(runs, r)
 		}

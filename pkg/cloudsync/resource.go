@@ -61,3 +61,12 @@ func (r Resource) InfoKey() string { return "info/" + r.Key() }
 func (r Resource) Stored() startup.Resource {
 	return startup.Resource{GVR: r.GVR, Key: r.Key(), InfoKey: r.InfoKey()}
 }
+
+// StoredOf names each of res for startup.Prepare, in res's order.
+func StoredOf(res []Resource) []startup.Resource {
+	out := make([]startup.Resource, len(res))
+	for i, r := range res {
+		out[i] = r.Stored()
+	}
+	return out
+}

@@ -27,3 +27,19 @@ func TestResourceKey(t *testing.T) {
 		t.Errorf("got equal keys %q for different selectors, want distinct", a.Key())
 	}
 }
+
+// Each resource is stored under its own key, in order.
+func TestStoredOf(t *testing.T) {
+	res := []Resource{{GVR: cmGVR}, {GVR: cmGVR, Namespace: "ns"}, {GVR: cmGVR, ForPods: true}}
+	got := StoredOf(res)
+	if len(got) != len(res) {
+		t.Fatalf("got %d, want %d", len(got), len(res))
+	}
+	for i, r := range res {
+		t.Run(r.Key(), func(t *testing.T) {
+			if got[i].GVR != r.GVR || got[i].Key != r.Key() || got[i].InfoKey != r.InfoKey() {
+				t.Errorf("got %+v, want %v under %q and %q", got[i], r.GVR, r.Key(), r.InfoKey())
+			}
+		})
+	}
+}

@@ -361,3 +361,27 @@ func TestFailedCommitIsNotPublishedAndIsRetried(t *testing.T) {
 		t.Errorf("cached: got %v, want %v", got, want)
 	}
 }
+
+// Each syncer is one loop, which ends with its context.
+func TestRunnersOf(t *testing.T) {
+	e := mustEnv(t, t.TempDir())
+	for _, n := range []int{0, 2} {
+		t.Run(strconv.Itoa(n), func(t *testing.T) {
+			syncers := make([]*Syncer, n)
+			for i := range syncers {
+				syncers[i] = New(Config{Resource: e.res, ListerWatcher: e.lw, Discovery: fakeDiscovery{}, Store: e.store, Cache: e.cache, Link: e.link})
+			}
+			runs := RunnersOf(syncers)
+			if len(runs) != n {
+				t.Fatalf("got %d loops, want %d", len(runs), n)
+			}
+			ctx, cancel := context.WithCancel(context.Background())
+			cancel()
+			for i, run := range runs {
+				if err := run(ctx); err != nil {
+					t.Errorf("loop %d after its context ended: got %v, want nil", i, err)
+				}
+			}
+		})
+	}
+}

@@ -115,6 +115,15 @@ func New(cfg Config) *Syncer {
 	return s
 }
 
+// RunnersOf are the Run methods of syncers, as loops the daemon runs.
+func RunnersOf(syncers []*Syncer) []func(context.Context) error {
+	runs := make([]func(context.Context) error, len(syncers))
+	for i, s := range syncers {
+		runs[i] = s.Run
+	}
+	return runs
+}
+
 // Run syncs until ctx ends. Cloud and store failures are retried with
 // backoff, cut short when the link prober sees the link come back; Run
 // returns nil when ctx ends.

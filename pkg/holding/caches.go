@@ -2,6 +2,7 @@ package holding
 
 import (
 	"github.com/apiserver-lite/apiserver-lite/pkg/cloudsync"
+	"github.com/apiserver-lite/apiserver-lite/pkg/listwatch/scope"
 	"github.com/apiserver-lite/apiserver-lite/pkg/versioncache"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
@@ -62,4 +63,21 @@ func SplitWidened(res []cloudsync.Resource, caches []*versioncache.Cache) (main,
 		}
 	}
 	return main, widened
+}
+
+// LocalScopes is what the local API holds of each synced resource, so it
+// sends reads of anything wider to the cloud: its namespace and selectors,
+// only some objects by name (OnDemand), or only while pods read it on
+// their own identities (ForPods). A whole copy held for pods beside a
+// partial sync (Widens) is the local API's Widened, not a scope.
+func LocalScopes(res []cloudsync.Resource) map[schema.GroupVersionResource]scope.Held {
+	out := make(map[schema.GroupVersionResource]scope.Held, len(res))
+	for _, r := range res {
+		if Widens(r, res) {
+			continue
+		}
+		out[r.GVR] = scope.Held{Namespace: r.Namespace, LabelSelector: r.LabelSelector, FieldSelector: r.FieldSelector,
+			Partial: r.OnDemand, OnRequest: r.ForPods}
+	}
+	return out
 }

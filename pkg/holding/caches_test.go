@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/apiserver-lite/apiserver-lite/pkg/cloudsync"
+	"github.com/apiserver-lite/apiserver-lite/pkg/listwatch/scope"
 	"github.com/apiserver-lite/apiserver-lite/pkg/versioncache"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
@@ -47,5 +48,40 @@ func TestCachesByHolder(t *testing.T) {
 				t.Errorf("ServedWhole(%s): got %v, want %v", tc.gvr.Resource, got, tc.want)
 			}
 		})
+	}
+}
+
+// The local API is told the held part of each resource, and nothing of a
+// whole copy held for pods beside the node's part (its Widened).
+func TestLocalScopes(t *testing.T) {
+	services := schema.GroupVersionResource{Version: "v1", Resource: "services"}
+	slices := schema.GroupVersionResource{Group: "discovery.k8s.io", Version: "v1", Resource: "endpointslices"}
+	res := []cloudsync.Resource{
+		{GVR: PodsGVR, FieldSelector: "spec.nodeName=n1"},
+		{GVR: NodesGVR, FieldSelector: "metadata.name=n1"},
+		{GVR: NodesGVR, ForPods: true},
+		{GVR: ConfigMapsGVR, OnDemand: true},
+		{GVR: services, Namespace: "default", LabelSelector: "a=b"},
+		{GVR: slices, ForPods: true},
+	}
+	got := LocalScopes(res)
+	for _, tc := range []struct {
+		gvr  schema.GroupVersionResource
+		want scope.Held
+	}{
+		{PodsGVR, scope.Held{FieldSelector: "spec.nodeName=n1"}},
+		{NodesGVR, scope.Held{FieldSelector: "metadata.name=n1"}},
+		{ConfigMapsGVR, scope.Held{Partial: true}},
+		{services, scope.Held{Namespace: "default", LabelSelector: "a=b"}},
+		{slices, scope.Held{OnRequest: true}},
+	} {
+		t.Run(tc.gvr.Resource, func(t *testing.T) {
+			if g, ok := got[tc.gvr]; !ok || g != tc.want {
+				t.Errorf("got %+v (%v), want %+v", g, ok, tc.want)
+			}
+		})
+	}
+	if len(got) != 5 {
+		t.Errorf("got %d scopes, want 5: one per GVR, the widened Nodes copy left out", len(got))
 	}
 }

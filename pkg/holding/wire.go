@@ -9,7 +9,9 @@ import (
 	"github.com/apiserver-lite/apiserver-lite/pkg/door/satoken"
 	"github.com/apiserver-lite/apiserver-lite/pkg/metastore"
 	"github.com/apiserver-lite/apiserver-lite/pkg/versioncache"
+	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/cache"
 )
 
 // Scoped settles the sync scope (Resolve, asking the cloud who the node's
@@ -66,4 +68,26 @@ func NewVerifier(ctx context.Context, c VerifierConfig) (*satoken.Verifier, erro
 		Fetch: fetch, Pods: PodGetter(c.Caches), ServiceAccounts: sas, Store: c.Store, Logger: c.Logger})
 	v.Load(ctx)
 	return v, nil
+}
+
+// Syncers are the sync loops of what the node lists and watches on its
+// own credentials: every resource of res (caches in its order) but those
+// held by reference (OnDemand: demand's) or for pods (ForPods: forpods'),
+// which are synced elsewhere. Each is base with its resource and cache,
+// read through raw from its Upstream (leader: the pool's, nil for none)
+// and relisted lean through raw and meta.
+func Syncers(base cloudsync.Config, raw *cloudsync.RawClient, meta metadata.Interface, res []cloudsync.Resource,
+	caches []*versioncache.Cache, leader func(cloudsync.Resource, cache.ListerWatcherWithContext) cache.ListerWatcherWithContext) []*cloudsync.Syncer {
+	upstream := Upstream(res, leader)
+	out := make([]*cloudsync.Syncer, 0, len(res))
+	for i, r := range res {
+		if r.OnDemand || r.ForPods {
+			continue
+		}
+		c := base
+		c.Resource, c.Cache = r, caches[i]
+		c.ListerWatcher, c.Lean = upstream(r, raw.ListerWatcher(r)), cloudsync.NewLeanSource(raw, meta, r)
+		out = append(out, cloudsync.New(c))
+	}
+	return out
 }

@@ -55,21 +55,9 @@ type Config struct {
 	View View
 }
 
-// Scope is the part of a resource the cloud sync lists and watches.
-type Scope struct {
-	Namespace     string // "" for all namespaces
-	LabelSelector string
-	FieldSelector string
-	// Partial marks a resource held only in part, by name (secrets and
-	// configmaps while a pod on the node references them): only a read
-	// naming one held object is answered locally.
-	Partial bool
-	// OnRequest marks a resource held only while pods on the node read it
-	// on their own identities: while its cache is not ready it is not
-	// held, and reads of it are the cloud's (503 while the cloud is
-	// unreachable), not "initializing"; it never fails readiness.
-	OnRequest bool
-}
+// Scope is the part of a resource the cloud sync lists and watches
+// (scope.Held).
+type Scope = scope.Held
 
 // VersionSource knows the cloud's version, so /version can be answered
 // while the cloud is unreachable.
@@ -124,6 +112,17 @@ func New(cfg Config) (http.Handler, error) {
 		return nil, err
 	}
 	return s.recoverPanics(s.routes()), nil
+}
+
+// NewForNamespace returns the builder of one namespaced holding's local
+// API (forpods.NodeConfig.API): its cache, held on request in its
+// namespace, and everything else forwarded to cloud as the main API does.
+// It serves resource requests only, so it needs no version source.
+func NewForNamespace(cloud *rest.Config, connected func() bool, log *slog.Logger) func(*versioncache.Cache, string) (http.Handler, error) {
+	return func(c *versioncache.Cache, ns string) (http.Handler, error) {
+		return New(Config{Caches: []*versioncache.Cache{c}, Cloud: cloud, CloudConnected: connected, Logger: log,
+			Scopes: map[schema.GroupVersionResource]Scope{c.GVR(): {Namespace: ns, OnRequest: true}}})
+	}
 }
 
 // newServer builds the handler state from cfg.

@@ -12,6 +12,17 @@ import (
 // watchdogProbeTimeout bounds the self-probe behind each watchdog ping.
 const watchdogProbeTimeout = 5 * time.Second
 
+// WatchdogProbe is the watchdog's liveness probe: a GET of /livez
+// through the door at addr the daemon can reach itself (SelfProbe, over
+// TLS when isTLS), or the liveness checks in process (Alive) when no door
+// listens (ok false), as door.Set.Probe reports them.
+func (o *View) WatchdogProbe(addr net.Addr, isTLS, ok bool) func(context.Context) error {
+	if !ok {
+		return o.Alive
+	}
+	return SelfProbe(addr, isTLS)
+}
+
 // Alive runs the liveness checks in process: the watchdog's probe when no
 // door the daemon can reach itself is open.
 func (o *View) Alive(ctx context.Context) error {

@@ -21,5 +21,8 @@
 // NewElection and NewMemberFollower (member.go) build a member's election
 // and follower from its settings; the node's TokenRequest and transport
 // come in as functions, so it reaches neither listwatch, door nor
-// holding, and none of them reaches it; cmd wires it.
+// holding, and none of them reaches it: holding/forpods (pool.go) gives
+// it the node's and reads the holdings for pods from the leader, and cmd
+// wires it. RunnerOf and NodeOf are the election's Run and the upstream
+// of the node's own syncs, nil without a pool.
 package pool

@@ -1,13 +1,16 @@
 package pool
 
 import (
+	"context"
 	"fmt"
 	"log/slog"
 	"os"
 
+	"github.com/apiserver-lite/apiserver-lite/pkg/cloudsync"
 	"github.com/apiserver-lite/apiserver-lite/pkg/versioncache"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/transport"
 	"k8s.io/utils/clock"
 )
@@ -82,4 +85,22 @@ func NewMemberFollower(c MemberConfig, e *Elector) (*Follower, *Stats, error) {
 	stats := NewStats()
 	return NewFollower(FollowerConfig{Elector: e, CA: ca, Stats: stats, Logger: c.Logger, Clock: clock.RealClock{},
 		NodeTLS: nodeTLS, Mint: mint}), stats, nil
+}
+
+// RunnerOf is e's Run, or nil without a pool (e nil).
+func RunnerOf(e *Elector) func(context.Context) error {
+	if e == nil {
+		return nil
+	}
+	return e.Run
+}
+
+// NodeOf is f's Node, the leader holding.Upstream reads what the node
+// syncs on its own credentials through, or nil without a pool (f nil),
+// which leaves every resource on the cloud.
+func NodeOf(f *Follower) func(cloudsync.Resource, cache.ListerWatcherWithContext) cache.ListerWatcherWithContext {
+	if f == nil {
+		return nil
+	}
+	return f.Node
 }

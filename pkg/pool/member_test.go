@@ -83,3 +83,36 @@ func TestNewMemberFollower(t *testing.T) {
 		t.Errorf("unreadable CA: got %v, want an error about the cluster CA", err)
 	}
 }
+
+// Without a pool there is no election to run and no leader to read from,
+// never a function that would fail on a nil receiver.
+func TestRunnerOfNodeOf(t *testing.T) {
+	var asked [][]string
+	c := memberConfig(&asked)
+	e, err := New(Config{Pool: c.Pool, Namespace: c.Namespace, Self: c.Self, Leases: fake.NewClientset().CoordinationV1(), Logger: quiet()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, _, err := NewMemberFollower(c, e)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name     string
+		e        *Elector
+		f        *Follower
+		wantFunc bool
+	}{
+		{"no pool", nil, nil, false},
+		{"a member", e, f, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := RunnerOf(tc.e) != nil; got != tc.wantFunc {
+				t.Errorf("RunnerOf: got a function %v, want %v", got, tc.wantFunc)
+			}
+			if got := NodeOf(tc.f) != nil; got != tc.wantFunc {
+				t.Errorf("NodeOf: got a function %v, want %v", got, tc.wantFunc)
+			}
+		})
+	}
+}

@@ -62,6 +62,7 @@ func TestImportRules(t *testing.T) {
 		{pkg: "pkg/listwatch", forbidden: []string{"pkg/door", "pkg/offline", "pkg/metastore", "pkg/cloudsync", "pkg/holding", "pkg/pool"}},
 		{pkg: "pkg/cloudsync", forbidden: []string{"pkg/listwatch", "pkg/door", "pkg/holding", "pkg/pool"}},
 		{pkg: "pkg/pool", forbidden: []string{"pkg/listwatch", "pkg/holding", "pkg/door"}},
+		{pkg: "pkg/holding", forbidden: []string{"pkg/pool"}},
 	} {
 		t.Run(tc.pkg, func(t *testing.T) {
 			got := deps(t, tc.pkg)

@@ -43,9 +43,11 @@
 // runs on the injected clock. An object never held (no resume point) is
 // read again after the relist delay without waiting for the probe.
 //
-// A refused read is retried on the object's own jittered backoff from 1 s
+// A refused read is retried (retry.go: a worker's loop, what each end of a
+// read waits for) on the object's own jittered backoff from 1 s
 // (backoff.go); only a new reference's first read refused 403 (the Node
 // authorizer's graph may not have the pod yet) is retried after 100-200 ms.
 //
-// Subpackage nodescope computes the references. cmd wires a Holder.
+// Subpackage nodescope computes the references. Runner (wire.go) builds a
+// Holder of the synced resources' on-demand kinds; cmd wires it.
 package demand

@@ -10,7 +10,6 @@ import (
 
 	"github.com/apiserver-lite/apiserver-lite/pkg/cloudsync"
 	"github.com/apiserver-lite/apiserver-lite/pkg/cloudsync/demand/nodescope"
-	"github.com/apiserver-lite/apiserver-lite/pkg/cloudsync/link"
 	"github.com/apiserver-lite/apiserver-lite/pkg/versioncache"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -58,130 +57,6 @@ func (d *Holder) stopWorker(r nodescope.Ref) {
 		w.cancel()
 		delete(d.workers, r)
 	}
-}
-
-// watchObject reads and watches one object until ctx ends. The first
-// watch starts from the stored resume point from (0: none, read the state
-// first, see openWatch); a watch that ends is resumed from the last
-// resourceVersion it delivered, bookmarks included, as a reflector does;
-// only an object never held or an expired resourceVersion reads it again.
-// A watch that lost the cloud waits for the outage's one probe
-// (afterLoss). Failures are retried with the object's own jittered
-// backoff (objectBackoff), so the objects a cloud refused together do not
-// come back together.
-func (d *Holder) watchObject(ctx context.Context, lw cache.ListerWatcherWithContext, r nodescope.Ref, gen, from uint64) {
-	retry := link.NewRetrierWith(d.cfg.Clock, objectBackoff)
-	var lost *outage // the undecided outage this worker is in, if any
-	defer func() {
-		if lost != nil {
-			d.probe.leave(lost, gen)
-		}
-	}()
-	reread, newRef := false, from == 0 // newRef: see newRefRetry
-	for ctx.Err() == nil {
-		if reread && d.awaitReread(ctx) != nil {
-			return
-		}
-		reread = false
-		settled, err := d.rejoin(ctx, &lost, gen, &from)
-		if err != nil {
-			return
-		}
-		err = d.listWatchAlive(ctx, lw, r, gen, &from, retry.Reset, settled)
-		if settled != nil && lost != nil && errors.Is(err, cloudsync.ErrExpired) {
-			d.probe.decide(lost, true)
-			lost = nil
-		}
-		first := newRef
-		newRef = false
-		switch {
-		case ctx.Err() != nil:
-			return
-		case first && apierrors.IsForbidden(err):
-			if link.Sleep(ctx, d.cfg.Clock, newRefDelay()) != nil {
-				return
-			}
-			continue
-		case errors.Is(err, cloudsync.ErrExpired):
-			// A restarted cloud expires every object's watch at once, on
-			// every node: the reads are spread over the relist window.
-			from = 0
-			if link.Sleep(ctx, d.cfg.Clock, d.cfg.Link.RelistDelay()) != nil {
-				return
-			}
-			continue
-		case err == nil:
-			continue
-		case errors.Is(err, errLinkDead) || cloudsync.MayHideRestore(err):
-			// The cloud was lost (a half-open link, or no answer): it may
-			// have restarted, which expires every watch of every node.
-			switch {
-			case from == 0:
-				reread = true
-			case lost == nil:
-				lost = d.probe.join(gen, from)
-			}
-			if errors.Is(err, errLinkDead) {
-				continue
-			}
-		}
-		d.log.Info("watch of referenced object failed, backing off", "kind", r.Kind, "namespace", r.Namespace, "name", r.Name, "err", err)
-		if retry.Wait(ctx, err) != nil {
-			return
-		}
-	}
-}
-
-// rejoin returns at once unless the worker is in an outage (*lost set);
-// then it waits for the outage's answer (afterLoss), leaving it unless
-// chosen to probe. The prober gets settled, which records the cloud's
-// answer that it still serves the probe's point, and leaves the outage.
-func (d *Holder) rejoin(ctx context.Context, lost **outage, gen uint64, from *uint64) (settled func(), err error) {
-	o := *lost
-	if o == nil {
-		return nil, nil
-	}
-	probing, err := d.afterLoss(ctx, o, gen, from)
-	if err != nil || !probing {
-		if err == nil {
-			*lost = nil
-		}
-		return nil, err
-	}
-	return func() { d.probe.decide(o, false); *lost = nil }, nil
-}
-
-// afterLoss waits, for a worker that lost the cloud in outage o, until
-// the link is up and then for the outage's probe: the resume of the
-// newest resume point among the lost workers, made by its own worker
-// (probing true, see prober.await). A 410 to it means the cloud's watch
-// cache starts above every older point too (a restarted cloud): the
-// object is then read again (*from = 0) after a delay within the relist
-// window, so a fleet's reads are spread as its relists are (--relist-
-// spread, or the cloud's Retry-After), one request per object where a
-// resume and the read after its 410 are two. A probe the cloud served
-// (a blip) lets every lost object resume from its own point at once.
-func (d *Holder) afterLoss(ctx context.Context, o *outage, gen uint64, from *uint64) (probing bool, err error) {
-	if err := d.cfg.Link.WaitUp(ctx); err != nil {
-		return false, err
-	}
-	probing, expired, err := d.probe.await(ctx, o, gen)
-	if err != nil || probing || !expired {
-		return probing, err
-	}
-	*from = 0
-	return false, link.Sleep(ctx, d.cfg.Clock, d.cfg.Link.RelistDelay())
-}
-
-// awaitReread waits, before an object whose state was never read is read
-// after the cloud was lost, until the link is up and then for the link's
-// relist delay, so a fleet's reads after a cloud restart are spread over
-// the relist window as its relists are.
-func (d *Holder) awaitReread(ctx context.Context) error {
-	if err := d.cfg.Link.WaitUp(ctx); err != nil {
-		return err
-	}
-	return link.Sleep(ctx, d.cfg.Clock, d.cfg.Link.RelistDelay())
 }
 
 // listWatchAlive runs listWatchOnce, ending it with errLinkDead once the

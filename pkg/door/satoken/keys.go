@@ -84,6 +84,19 @@ func (v *Verifier) Load(ctx context.Context) {
 	}
 }
 
+// RunnerOf is v's Run, asking connected whether the cloud is up, as a
+// loop the daemon runs until ctx ends; nil without a verifier (v nil:
+// verification is off).
+func RunnerOf(v *Verifier, connected func() bool) func(context.Context) error {
+	if v == nil {
+		return nil
+	}
+	return func(ctx context.Context) error {
+		v.Run(ctx, connected)
+		return nil
+	}
+}
+
 // Run refreshes the keys every keyRefreshInterval while connected says
 // the cloud is up, until ctx ends; until a first read succeeds it tries
 // again after keyRetryInterval, doubled each time.

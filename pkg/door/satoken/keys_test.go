@@ -59,3 +59,38 @@ func TestRunRetriesUntilFirstRead(t *testing.T) {
 	clk.Step(keyRefreshInterval)
 	waitFor(3)
 }
+
+// The daemon runs no loop without a verifier; a verifier's loop reads the
+// keys only while the cloud is up, and ends with its context.
+func TestRunnerOf(t *testing.T) {
+	if RunnerOf(nil, nil) != nil {
+		t.Fatal("RunnerOf(nil): got a loop, want nil")
+	}
+	for _, tc := range []struct {
+		name      string
+		up        bool
+		wantReads int32
+	}{
+		{"cloud down", false, 0},
+		{"cloud up", true, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var reads, asked atomic.Int32
+			v := New(Config{NodeName: testNode, Clock: testingclock.NewFakeClock(testStart), Fetch: func(context.Context) (Published, error) {
+				reads.Add(1)
+				return Published{}, errors.New("no keys")
+			}})
+			run := RunnerOf(v, func() bool { asked.Add(1); return tc.up })
+			ctx, cancel := context.WithCancel(context.Background())
+			done := make(chan error, 1)
+			go func() { done <- run(ctx) }()
+			for deadline := time.Now().Add(5 * time.Second); asked.Load() == 0 && time.Now().Before(deadline); {
+				time.Sleep(time.Millisecond)
+			}
+			cancel()
+			if err := <-done; err != nil || reads.Load() != tc.wantReads {
+				t.Errorf("got %v after %d reads, want nil after %d", err, reads.Load(), tc.wantReads)
+			}
+		})
+	}
+}

@@ -45,5 +45,9 @@
 //
 // NewForNode and NewNamespacedForNode (node.go) build both from the
 // pod-identity-* settings and the node's clients; cmd only fills in
-// NodeConfig.
+// NodeConfig. In a pool (pool.go), PoolMember puts the node's membership
+// on its clients, SyncDeps.InPool reads the holdings from the leader and
+// PoolDoor is what the leader's pool door serves and when. node_of.go
+// shows both kinds of holdings to the doors (DoorHoldings, DoorHeld), the
+// local API and the run loop, nil for none.
 package forpods

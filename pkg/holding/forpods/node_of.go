@@ -5,6 +5,7 @@ import (
 	"net/http"
 
 	"github.com/apiserver-lite/apiserver-lite/pkg/door"
+	"github.com/apiserver-lite/apiserver-lite/pkg/listwatch/requestinfo"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
@@ -53,4 +54,14 @@ func RouteNamespaced(ns *Namespaced, next http.Handler) http.Handler {
 		return next
 	}
 	return ns.Route(next)
+}
+
+// DoorHeld reports a read as held, for the doors' stored decisions, when
+// held (the synced resources') says so or ns holds it in a namespace;
+// held alone without ns.
+func DoorHeld(held func(requestinfo.Attributes) bool, ns *Namespaced) func(requestinfo.Attributes) bool {
+	if ns == nil {
+		return held
+	}
+	return func(a requestinfo.Attributes) bool { return held(a) || ns.Holds(a) }
 }

@@ -3,5 +3,6 @@
 // apimachinery's selector machinery. Within it the local cache answers
 // truthfully, a local 404 included; outside it only the cloud can, and
 // offline a list or watch is answered from what is held with a warning
-// that names the synced scope.
+// that names the synced scope. Held is that part as the local API is told
+// it, so the packages that decide what is held name it without the API.
 package scope

@@ -15,6 +15,24 @@ const (
 	fieldNamespace = "metadata.namespace"
 )
 
+// Held is the part of a resource the cloud sync lists and watches, as
+// the local API is told it (listwatch.Config.Scopes); New parses its
+// namespace and selectors.
+type Held struct {
+	Namespace     string // "" for all namespaces
+	LabelSelector string
+	FieldSelector string
+	// Partial marks a resource held only in part, by name (secrets and
+	// configmaps while a pod on the node references them): only a read
+	// naming one held object is answered locally.
+	Partial bool
+	// OnRequest marks a resource held only while pods on the node read it
+	// on their own identities: while its cache is not ready it is not
+	// held, and reads of it are the cloud's (503 while the cloud is
+	// unreachable), not "initializing"; it never fails readiness.
+	OnRequest bool
+}
+
 // Synced is the part of one resource the cloud sync holds. The zero value
 // holds the whole resource.
 type Synced struct {

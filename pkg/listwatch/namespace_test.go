@@ -1,4 +1,4 @@
-package main
+package listwatch
 
 import (
 	"log/slog"
@@ -25,7 +25,7 @@ func TestNamespacedAPIServesCustomResourcesInJSON(t *testing.T) {
 		t.Fatal(err)
 	}
 	c.Replace([]*versioncache.Object{o}, 42)
-	api, err := namespacedAPI(nil, func() bool { return false }, slog.New(slog.DiscardHandler))(c, "app")
+	api, err := NewForNamespace(nil, func() bool { return false }, slog.New(slog.DiscardHandler))(c, "app")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -41,6 +41,8 @@ func TestNamespacedAPIServesCustomResourcesInJSON(t *testing.T) {
 		{"protobuf only", "/apis/example.com/v1/namespaces/app/widgets", "application/vnd.kubernetes.protobuf", http.StatusNotAcceptable, nil},
 		{"protobuf or JSON", "/apis/example.com/v1/namespaces/app/widgets", "application/vnd.kubernetes.protobuf,application/json",
 			http.StatusOK, []string{`"kind":"WidgetList"`}},
+		{"another namespace is the cloud's", "/apis/example.com/v1/namespaces/other/widgets", "application/json",
+			http.StatusServiceUnavailable, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			req := httptest.NewRequest(http.MethodGet, tc.path, nil)
