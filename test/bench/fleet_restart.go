@@ -46,9 +46,15 @@ func (f *fleet) restartCloud(ctx context.Context, r *fleetResults, suffix string
 
 // reboot restarts every node's apiserver-lite at once, each as systemctl
 // restart does: SIGTERM, then a start on the sockets held for its doors.
-// Failed Lease renewals meanwhile count in phaseDaemonRestart.
+// The change is sent as the SIGTERMs go out, its creates timed, so that a
+// slow create shows as such; the catch-up still counts from the first
+// SIGTERM. Failed Lease renewals meanwhile count in phaseDaemonRestart.
 func (f *fleet) reboot(ctx context.Context, r *fleetResults) error {
 	base, err := readCloudBytes(ctx, f.c)
+	if err != nil {
+		return err
+	}
+	watch, err := f.watchReboot(ctx)
 	if err != nil {
 		return err
 	}
@@ -56,13 +62,18 @@ func (f *fleet) reboot(ctx context.Context, r *fleetResults) error {
 	defer r.enterPhase(phaseSteady)
 	cpu := sampleCloudCPU(f.c)
 	start := time.Now()
+	watch.begin(ctx, start, "d")
 	phases, err := f.restartAll(start)
-	if err != nil {
+	changed, cerr := watch.changeMade()
+	if err = errors.Join(err, cerr); err != nil {
 		cpu.stop()
+		r.rebootWindow = watch.end(ctx, phases)
 		return err
 	}
-	r.reboot, err = f.changeAndCatchUp(ctx, start, start, "d", f.liteCaughtUp)
-	r.reboot.phases = phases
+	took, err := f.caughtUpAll(ctx, start, "d", f.liteCaughtUp)
+	r.rebootWindow = watch.end(ctx, phases)
+	r.reboot = f.settled(start)
+	r.reboot.caughtUp, r.reboot.changed, r.reboot.phases = took, changed, phases
 	r.reboot.cpuPeak = cpu.stop()
 	r.rebootLists = countRebootLists(f.c, start, "d")
 	r.reboot.bytes, err = f.restartBytes(ctx, base, err)
@@ -92,13 +103,26 @@ func (f *fleet) changeAndCatchUp(ctx context.Context, start, from time.Time, suf
 		return restartResult{}, err
 	}
 	changed := time.Since(from)
-	f.added = append(f.added, suffix)
-	err = f.eachNode(func(i int) error { return caughtUp(ctx, i, nodeName(i)+"-"+suffix) })
-	took := time.Since(from)
-	time.Sleep(restartSettle)
-	res := restartResult{lists: listsSince(f.c, start), caughtUp: took, changed: changed,
-		requests: len(f.c.CloudRequests(isFleetUser, start, time.Now().Add(time.Hour)))}
+	took, err := f.caughtUpAll(ctx, from, suffix, caughtUp)
+	res := f.settled(start)
+	res.caughtUp, res.changed = took, changed
 	return res, err
+}
+
+// caughtUpAll waits until every node serves the pod <node>-<suffix> and
+// its secret through caughtUp, and returns how long after from.
+func (f *fleet) caughtUpAll(ctx context.Context, from time.Time, suffix string, caughtUp catchUpFunc) (time.Duration, error) {
+	f.added = append(f.added, suffix)
+	err := f.eachNode(func(i int) error { return caughtUp(ctx, i, nodeName(i)+"-"+suffix) })
+	return time.Since(from), err
+}
+
+// settled waits restartSettle, then counts the fleet's LISTs and requests
+// since start.
+func (f *fleet) settled(start time.Time) restartResult {
+	time.Sleep(restartSettle)
+	return restartResult{lists: listsSince(f.c, start),
+		requests: len(f.c.CloudRequests(isFleetUser, start, time.Now().Add(time.Hour)))}
 }
 
 // errNoSide is returned when a step needs a side that is not running.
@@ -112,6 +136,8 @@ type rebootPhases struct {
 	// slowestExit is the longest one daemon took from its SIGTERM to its
 	// exit.
 	slowestExit time.Duration
+	// exitedAt is when each node's daemon exited.
+	exitedAt []time.Duration
 }
 
 // restartAll restarts every node's apiserver-lite at once, as a fleet's
@@ -120,7 +146,7 @@ type rebootPhases struct {
 // time would add every batch's shutdown to the last node's catch-up.)
 func (f *fleet) restartAll(start time.Time) (rebootPhases, error) {
 	var mu sync.Mutex
-	var p rebootPhases
+	p := rebootPhases{exitedAt: make([]time.Duration, len(f.nodes))}
 	err := f.allNodes(func(i int) error {
 		sent := time.Now()
 		if err := f.nodes[i].Term(); err != nil {
@@ -134,6 +160,7 @@ func (f *fleet) restartAll(start time.Time) (rebootPhases, error) {
 		p.exited = max(p.exited, exited.Sub(start))
 		p.started = max(p.started, started.Sub(start))
 		p.slowestExit = max(p.slowestExit, exited.Sub(sent))
+		p.exitedAt[i] = exited.Sub(start)
 		return nil
 	})
 	return p, err

@@ -1,0 +1,212 @@
+//go:build e2e
+
+package bench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"strconv"
+	"time"
+
+	"k8s.io/client-go/kubernetes"
+)
+
+const (
+	// restartProfileChunk is each kube-apiserver CPU profile taken over a
+	// fleet-wide daemon restart: short, so that the last one ends soon
+	// after every node serves the change.
+	restartProfileChunk = 5 * time.Second
+	// restartProfileCum is how many functions the restart's cumulative
+	// profile summary lists.
+	restartProfileCum = 25
+)
+
+// rebootWindow is where a fleet-wide daemon restart's time went, from the
+// first SIGTERM until every node served the change made as the SIGTERMs
+// went out.
+type rebootWindow struct {
+	// marks are the machine's CPU at the first SIGTERM, when the change
+	// was made (its last create answered) and when every node served it.
+	marks  []cpuMark
+	change changeSummary
+	// createLevels name the priority levels that handled the change.
+	createLevels []string
+	// exitedBefore counts the nodes whose daemon had exited before the
+	// cloud answered the node's last create: none of those can have held
+	// the change before its restart.
+	exitedBefore int
+	// flow are the priority levels' counters that moved over the window.
+	flow flowLevels
+	// profileTop and profileCum summarise kube-apiserver's CPU profiles
+	// over the window.
+	profileTop, profileCum string
+	// errs are the figures that could not be read.
+	errs []error
+}
+
+// rebootWatch follows a fleet-wide daemon restart's window while it runs.
+type rebootWatch struct {
+	f       *fleet
+	w       rebootWindow
+	daemons *daemonCPU
+	flow0   flowLevels
+	cs      kubernetes.Interface
+	start   time.Time
+	timings []createTiming
+	change  <-chan []createTiming
+	stop    chan struct{}
+	// profiled yields the profiles once stop is closed.
+	profiled chan profiled
+}
+
+// profiled are the profiles taken over a window and why they ended early.
+type profiled struct {
+	paths []string
+	err   error
+}
+
+// watchReboot readies the window's figures before the first SIGTERM: the
+// change's client, the priority levels' counters and the daemons' CPU.
+func (f *fleet) watchReboot(ctx context.Context) (*rebootWatch, error) {
+	cs, err := f.changeClient(ctx)
+	if err != nil {
+		return nil, err
+	}
+	x := &rebootWatch{f: f, cs: cs, stop: make(chan struct{}), profiled: make(chan profiled, 1)}
+	if x.flow0, err = readFlowLevels(ctx, f.c); err != nil {
+		return nil, err
+	}
+	x.daemons, err = newDaemonCPU(f.daemonPids)
+	return x, err
+}
+
+// daemonPids are the nodes' apiserver-lites' current PIDs.
+func (f *fleet) daemonPids() []int {
+	out := make([]int, len(f.nodes))
+	for i, n := range f.nodes {
+		out[i] = n.Process().Pid()
+	}
+	return out
+}
+
+// begin marks the first SIGTERM's moment, starts profiling kube-apiserver
+// and sends the change.
+func (x *rebootWatch) begin(ctx context.Context, start time.Time, suffix string) {
+	x.start = start
+	x.mark()
+	go func() {
+		paths, err := profileUntil(ctx, x.f, x.stop)
+		x.profiled <- profiled{paths, err}
+	}()
+	x.change = x.f.startChange(ctx, x.cs, suffix)
+}
+
+// changeMade waits until every create of the change is answered and
+// returns when the last was, from the first SIGTERM.
+func (x *rebootWatch) changeMade() (time.Duration, error) {
+	x.timings = <-x.change
+	x.mark()
+	x.w.change = summarizeChange(x.start, x.timings)
+	return x.w.change.lastAnswered, x.w.change.check()
+}
+
+// end marks every node serving the change, stops the profiles and reads
+// the priority levels' counters and names.
+func (x *rebootWatch) end(ctx context.Context, phases rebootPhases) rebootWindow {
+	x.mark()
+	close(x.stop)
+	flow1, err := readFlowLevels(ctx, x.f.c)
+	x.note(err)
+	x.w.flow = flow1.minus(x.flow0)
+	p := <-x.profiled
+	x.note(p.err)
+	paths := p.paths
+	x.w.createLevels, err = x.f.levelNames(ctx, x.w.change.levelUIDs)
+	x.note(err)
+	for i, t := range x.timings {
+		if i < len(phases.exitedAt) && t.attempts > 0 && phases.exitedAt[i] < t.answered.Sub(x.start) {
+			x.w.exitedBefore++
+		}
+	}
+	x.w.profileTop, err = profileTop(ctx, paths)
+	x.note(err)
+	x.w.profileCum, err = profileCumTop(ctx, paths)
+	x.note(err)
+	return x.w
+}
+
+// mark reads the machine's CPU now.
+func (x *rebootWatch) mark() {
+	m := cpuMark{at: time.Now()}
+	api, etcd := x.f.c.CloudProcesses()
+	var errs [6]error
+	m.daemons, errs[0] = x.daemons.used()
+	m.api, errs[1] = readCPU(api.Pid())
+	m.etcd, errs[2] = readCPU(etcd.Pid())
+	m.bench, errs[3] = readCPU(os.Getpid())
+	m.busy, m.all, errs[4] = readMachineCPU()
+	if err := errors.Join(errs[:]...); err != nil {
+		x.note(fmt.Errorf("CPU mark %d: %w", len(x.w.marks), err))
+	}
+	x.w.marks = append(x.w.marks, m)
+}
+
+func (x *rebootWatch) note(err error) {
+	if err != nil {
+		x.w.errs = append(x.w.errs, err)
+	}
+}
+
+// profileUntil profiles kube-apiserver's CPU in restartProfileChunk
+// chunks until stop is closed.
+func profileUntil(ctx context.Context, f *fleet, stop <-chan struct{}) ([]string, error) {
+	var paths []string
+	for i := 0; ; i++ {
+		select {
+		case <-stop:
+			return paths, nil
+		default:
+		}
+		p, err := profileCloud(ctx, f.c, restartProfileChunk, f.profiles, "daemon-restart-"+strconv.Itoa(i))
+		paths = append(paths, p...)
+		if err != nil {
+			return paths, err
+		}
+	}
+}
+
+// profileCumTop is `go tool pprof -top -cum` of the profiles merged, its
+// restartProfileCum heaviest functions by cumulative CPU.
+func profileCumTop(ctx context.Context, paths []string) (string, error) {
+	if len(paths) == 0 {
+		return "", fmt.Errorf("no profile to summarise")
+	}
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		return "", fmt.Errorf("no go command for the profile summary: %w", err)
+	}
+	args := append([]string{"tool", "pprof", "-top", "-cum", "-nodecount=" + strconv.Itoa(restartProfileCum)}, paths...)
+	out, err := exec.CommandContext(ctx, goBin, args...).Output()
+	if err != nil {
+		return "", fmt.Errorf("go tool pprof -top -cum: %w", err)
+	}
+	return string(out), nil
+}
+
+// check is what makes the window's figures unsound.
+func (w rebootWindow) check() []error {
+	errs := append([]error(nil), w.errs...)
+	if len(w.marks) != 3 {
+		errs = append(errs, fmt.Errorf("figure missing: %d CPU marks of the daemon restart, want 3", len(w.marks)))
+	}
+	if err := w.change.check(); err != nil {
+		errs = append(errs, fmt.Errorf("daemon restart: %w", err))
+	}
+	if w.profileTop == "" || w.profileCum == "" {
+		errs = append(errs, fmt.Errorf("figure missing: no kube-apiserver CPU profile of the daemon restart"))
+	}
+	return errs
+}
