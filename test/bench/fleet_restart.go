@@ -46,9 +46,11 @@ func (f *fleet) restartCloud(ctx context.Context, r *fleetResults, suffix string
 
 // reboot restarts every node's apiserver-lite at once, each as systemctl
 // restart does: SIGTERM, then a start on the sockets held for its doors.
-// The change is sent as the SIGTERMs go out, its creates timed, so that a
-// slow create shows as such; the catch-up still counts from the first
-// SIGTERM. Failed Lease renewals meanwhile count in phaseDaemonRestart.
+// Each node's part of the change is sent the moment its daemon has exited
+// (its old daemon cannot have held it; the new one must fetch it), beside
+// the start, its creates timed so that a slow create shows as such; the
+// catch-up still counts from the first SIGTERM. Failed Lease renewals
+// meanwhile count in phaseDaemonRestart.
 func (f *fleet) reboot(ctx context.Context, r *fleetResults) error {
 	base, err := readCloudBytes(ctx, f.c)
 	if err != nil {
@@ -62,16 +64,16 @@ func (f *fleet) reboot(ctx context.Context, r *fleetResults) error {
 	defer r.enterPhase(phaseSteady)
 	cpu := sampleCloudCPU(f.c)
 	start := time.Now()
-	watch.begin(ctx, start, "d")
-	phases, err := f.restartAll(start)
+	watch.begin(ctx, start)
+	phases, err := f.restartAll(start, func(i int) { watch.send(ctx, i, "d") })
 	changed, cerr := watch.changeMade()
 	if err = errors.Join(err, cerr); err != nil {
 		cpu.stop()
-		r.rebootWindow = watch.end(ctx, phases)
+		r.rebootWindow = watch.end(ctx)
 		return err
 	}
 	took, err := f.caughtUpAll(ctx, start, "d", f.liteCaughtUp)
-	r.rebootWindow = watch.end(ctx, phases)
+	r.rebootWindow = watch.end(ctx)
 	r.reboot = f.settled(start)
 	r.reboot.caughtUp, r.reboot.changed, r.reboot.phases = took, changed, phases
 	r.reboot.cpuPeak = cpu.stop()
@@ -136,31 +138,30 @@ type rebootPhases struct {
 	// slowestExit is the longest one daemon took from its SIGTERM to its
 	// exit.
 	slowestExit time.Duration
-	// exitedAt is when each node's daemon exited.
-	exitedAt []time.Duration
 }
 
 // restartAll restarts every node's apiserver-lite at once, as a fleet's
 // nodes do on their own machines: each gets SIGTERM at the same time and
-// is started again as soon as it has exited. (Restarting them a few at a
-// time would add every batch's shutdown to the last node's catch-up.)
-func (f *fleet) restartAll(start time.Time) (rebootPhases, error) {
+// is started again as soon as it has exited, exited(i) called just before
+// the start. (Restarting them a few at a time would add every batch's
+// shutdown to the last node's catch-up.)
+func (f *fleet) restartAll(start time.Time, exited func(i int)) (rebootPhases, error) {
 	var mu sync.Mutex
-	p := rebootPhases{exitedAt: make([]time.Duration, len(f.nodes))}
+	var p rebootPhases
 	err := f.allNodes(func(i int) error {
 		sent := time.Now()
 		if err := f.nodes[i].Term(); err != nil {
 			return err
 		}
-		exited := time.Now()
+		gone := time.Now()
+		exited(i)
 		f.nodes[i].Start()
 		started := time.Now()
 		mu.Lock()
 		defer mu.Unlock()
-		p.exited = max(p.exited, exited.Sub(start))
+		p.exited = max(p.exited, gone.Sub(start))
 		p.started = max(p.started, started.Sub(start))
-		p.slowestExit = max(p.slowestExit, exited.Sub(sent))
-		p.exitedAt[i] = exited.Sub(start)
+		p.slowestExit = max(p.slowestExit, gone.Sub(sent))
 		return nil
 	})
 	return p, err

@@ -81,22 +81,14 @@ func (f *fleet) changeClient(ctx context.Context) (kubernetes.Interface, error) 
 	return cs, nil
 }
 
-// startChange creates the pod <node>-<suffix> of every node at once,
-// each node's creates timed, and returns a channel that yields the timings once
-// every create has been answered.
-func (f *fleet) startChange(ctx context.Context, cs kubernetes.Interface, suffix string) <-chan []createTiming {
-	out := make(chan []createTiming, 1)
-	timings := make([]createTiming, len(f.nodes))
+// sendChange creates the pod <node>-<suffix> of node i, its creates
+// timed, into ct; done is called once they are answered.
+func (f *fleet) sendChange(ctx context.Context, cs kubernetes.Interface, i int, suffix string, ct *createTiming, done func()) {
+	ct.called = time.Now()
 	go func() {
-		_ = f.allNodes(func(i int) error {
-			ct := &timings[i]
-			ct.called = time.Now()
-			ct.err = createPod(context.WithValue(ctx, timingKey{}, ct), cs, nodeName(i), nodeName(i)+"-"+suffix)
-			return nil
-		})
-		out <- timings
+		defer done()
+		ct.err = createPod(context.WithValue(ctx, timingKey{}, ct), cs, nodeName(i), nodeName(i)+"-"+suffix)
 	}()
-	return out
 }
 
 // changeSummary is the change's creates, counted from the first SIGTERM.
@@ -110,8 +102,9 @@ type changeSummary struct {
 	// its first sending; slowest the longest one request waited.
 	medianLatency, maxLatency, slowest time.Duration
 	// failed parts ended in an error; retried took more requests than
-	// changeRequests (client-go retried an answer).
-	failed, retried int
+	// changeRequests (client-go retried an answer); unsent were never
+	// sent (their daemon did not exit).
+	failed, retried, unsent int
 	// levelUIDs are the priority levels that handled them.
 	levelUIDs []string
 	// firstErr is the first failed create's error.
@@ -122,8 +115,13 @@ type changeSummary struct {
 func summarizeChange(start time.Time, ts []createTiming) changeSummary {
 	s := changeSummary{creates: len(ts)}
 	var lat []time.Duration
-	for i, t := range ts {
-		if i == 0 || t.called.Sub(start) < s.firstCalled {
+	called := 0
+	for _, t := range ts {
+		if t.called.IsZero() {
+			s.unsent++
+			continue
+		}
+		if called++; called == 1 || t.called.Sub(start) < s.firstCalled {
 			s.firstCalled = t.called.Sub(start)
 		}
 		if t.err != nil {
@@ -163,6 +161,8 @@ func (s changeSummary) check() error {
 	switch {
 	case s.creates == 0:
 		return fmt.Errorf("figure missing: the change made no create")
+	case s.unsent > 0:
+		return fmt.Errorf("figure missing: %d of the change's %d nodes' creates never sent", s.unsent, s.creates)
 	case s.failed > 0:
 		return fmt.Errorf("%d of the change's %d creates failed, the first: %w", s.failed, s.creates, s.firstErr)
 	case s.lastAnswered <= 0:

@@ -28,14 +28,13 @@ func (r *fleetResults) writeRebootWindow(b *bytes.Buffer) {
 	w, ms := r.rebootWindow, time.Millisecond
 	c := w.change
 	b.WriteString("Where the restart of every apiserver-lite spent its time, from the first SIGTERM:\n\n")
-	fmt.Fprintf(b, "- The change (each node's secret, configmap and pod, %d creates in order per node, every node's at once through one admin connection opened beforehand) "+
-		"was sent as the SIGTERMs went out: called at %s, the last node's first create sent at %s; the cloud answered the first node's last create at %s "+
+	fmt.Fprintf(b, "- The change (each node's secret, configmap and pod, %d creates in order per node, through one admin connection opened beforehand): "+
+		"each node's part was sent the moment its daemon had exited (its old daemon cannot have held it; the new one must fetch it), beside the daemon's start. "+
+		"The first part was called at %s, the last node's first create sent at %s; the cloud answered the first node's last create at %s "+
 		"and the last node's at %s (the change made). A node's creates took %s (median) to %s from the first sent to the last answered; "+
 		"the slowest single create waited %s; %d nodes' creates were retried by client-go, %d failed.\n",
 		changeRequests, c.firstCalled.Round(ms), c.lastSent.Round(ms), c.firstAnswered.Round(ms), c.lastAnswered.Round(ms),
 		c.medianLatency.Round(ms), c.maxLatency.Round(ms), c.slowest.Round(ms), c.retried, c.failed)
-	fmt.Fprintf(b, "- %d of %d daemons had exited before the cloud answered their node's last create (none of those can have held the change before its restart).\n",
-		w.exitedBefore, c.creates)
 	fmt.Fprintf(b, "- API Priority and Fairness handled the change's creates at the priority level `%s`.\n", strings.Join(w.createLevels, "`, `"))
 	fmt.Fprintf(b, "- Every node served the change %s after the first SIGTERM, %s after it was made.\n\n",
 		r.reboot.caughtUp.Round(ms), r.reboot.sinceChange().Round(ms))

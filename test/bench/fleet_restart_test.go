@@ -121,6 +121,10 @@ func TestSummarizeChange(t *testing.T) {
 	if err := summarizeChange(t0, ts).check(); err == nil || !strings.Contains(err.Error(), "1 of the change's 3 creates failed") {
 		t.Errorf("check with a failed create: got %v, want one failed", err)
 	}
+	ts[1] = createTiming{}
+	if err := summarizeChange(t0, ts).check(); err == nil || !strings.Contains(err.Error(), "1 of the change's 3 nodes' creates never sent") {
+		t.Errorf("check with a part never sent: got %v, want one never sent", err)
+	}
 }
 
 // TestLeaseCause names a failed renewal's error the same way on every

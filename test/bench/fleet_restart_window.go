@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"strconv"
+	"sync"
 	"time"
 
 	"k8s.io/client-go/kubernetes"
@@ -34,10 +35,6 @@ type rebootWindow struct {
 	change changeSummary
 	// createLevels name the priority levels that handled the change.
 	createLevels []string
-	// exitedBefore counts the nodes whose daemon had exited before the
-	// cloud answered the node's last create: none of those can have held
-	// the change before its restart.
-	exitedBefore int
 	// flow are the priority levels' counters that moved over the window.
 	flow flowLevels
 	// profileTop and profileCum summarise kube-apiserver's CPU profiles
@@ -56,8 +53,9 @@ type rebootWatch struct {
 	cs      kubernetes.Interface
 	start   time.Time
 	timings []createTiming
-	change  <-chan []createTiming
-	stop    chan struct{}
+	// sent counts the nodes' parts of the change in flight.
+	sent sync.WaitGroup
+	stop chan struct{}
 	// profiled yields the profiles once stop is closed.
 	profiled chan profiled
 }
@@ -75,7 +73,7 @@ func (f *fleet) watchReboot(ctx context.Context) (*rebootWatch, error) {
 	if err != nil {
 		return nil, err
 	}
-	x := &rebootWatch{f: f, cs: cs, stop: make(chan struct{}), profiled: make(chan profiled, 1)}
+	x := &rebootWatch{f: f, cs: cs, timings: make([]createTiming, len(f.nodes)), stop: make(chan struct{}), profiled: make(chan profiled, 1)}
 	if x.flow0, err = readFlowLevels(ctx, f.c); err != nil {
 		return nil, err
 	}
@@ -92,22 +90,29 @@ func (f *fleet) daemonPids() []int {
 	return out
 }
 
-// begin marks the first SIGTERM's moment, starts profiling kube-apiserver
-// and sends the change.
-func (x *rebootWatch) begin(ctx context.Context, start time.Time, suffix string) {
+// begin marks the first SIGTERM's moment and starts profiling
+// kube-apiserver.
+func (x *rebootWatch) begin(ctx context.Context, start time.Time) {
 	x.start = start
 	x.mark()
 	go func() {
 		paths, err := profileUntil(ctx, x.f, x.stop)
 		x.profiled <- profiled{paths, err}
 	}()
-	x.change = x.f.startChange(ctx, x.cs, suffix)
 }
 
-// changeMade waits until every create of the change is answered and
-// returns when the last was, from the first SIGTERM.
+// send sends node i's part of the change, the pod <node>-<suffix>, once
+// its daemon has exited.
+func (x *rebootWatch) send(ctx context.Context, i int, suffix string) {
+	x.sent.Add(1)
+	x.f.sendChange(ctx, x.cs, i, suffix, &x.timings[i], x.sent.Done)
+}
+
+// changeMade waits until every node's part of the change is answered and
+// returns when the last was, from the first SIGTERM. Call it after every
+// send.
 func (x *rebootWatch) changeMade() (time.Duration, error) {
-	x.timings = <-x.change
+	x.sent.Wait()
 	x.mark()
 	x.w.change = summarizeChange(x.start, x.timings)
 	return x.w.change.lastAnswered, x.w.change.check()
@@ -115,7 +120,7 @@ func (x *rebootWatch) changeMade() (time.Duration, error) {
 
 // end marks every node serving the change, stops the profiles and reads
 // the priority levels' counters and names.
-func (x *rebootWatch) end(ctx context.Context, phases rebootPhases) rebootWindow {
+func (x *rebootWatch) end(ctx context.Context) rebootWindow {
 	x.mark()
 	close(x.stop)
 	flow1, err := readFlowLevels(ctx, x.f.c)
@@ -126,11 +131,6 @@ func (x *rebootWatch) end(ctx context.Context, phases rebootPhases) rebootWindow
 	paths := p.paths
 	x.w.createLevels, err = x.f.levelNames(ctx, x.w.change.levelUIDs)
 	x.note(err)
-	for i, t := range x.timings {
-		if i < len(phases.exitedAt) && t.attempts > 0 && phases.exitedAt[i] < t.answered.Sub(x.start) {
-			x.w.exitedBefore++
-		}
-	}
 	x.w.profileTop, err = profileTop(ctx, paths)
 	x.note(err)
 	x.w.profileCum, err = profileCumTop(ctx, paths)
