@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"net/url"
 	"regexp"
 	"slices"
 	"strings"
@@ -61,22 +62,34 @@ func (s *sideLeases) failures(p leasePhase) []leaseFailure {
 	return slices.Clone(s.kept[p])
 }
 
-// addrPattern matches the host:port pairs in a network error, which differ
-// from node to node and would split one cause into many.
-var addrPattern = regexp.MustCompile(`\[?[0-9a-fA-F.:]+\]?:[0-9]+`)
+var (
+	// addrPattern matches the host:port pairs in a network error and
+	// nodePattern the fleet's node names, which differ from node to node
+	// and would split one cause into many.
+	addrPattern = regexp.MustCompile(`\[?[0-9a-fA-F.:]+\]?:[0-9]+`)
+	nodePattern = regexp.MustCompile(`fleet-[0-9]+`)
+)
 
 // leaseCause names err the same way for every node: an API status as its
-// code, reason and message; any other error with its addresses replaced.
+// code, reason and message; a transport error as its method and cause,
+// without the URL; addresses and node names replaced.
 func leaseCause(err error) string {
 	if err == nil {
 		return "no error"
 	}
 	var status apierrors.APIStatus
-	if errors.As(err, &status) {
+	var ue *url.Error
+	var cause string
+	switch {
+	case errors.As(err, &status):
 		st := status.Status()
-		return truncateCause(fmt.Sprintf("HTTP %d %s: %s", st.Code, st.Reason, addrPattern.ReplaceAllString(st.Message, "ADDR")))
+		cause = fmt.Sprintf("HTTP %d %s: %s", st.Code, st.Reason, st.Message)
+	case errors.As(err, &ue):
+		cause = fmt.Sprintf("no HTTP status: %s: %v", ue.Op, ue.Err)
+	default:
+		cause = "no HTTP status: " + err.Error()
 	}
-	return truncateCause("no HTTP status: " + addrPattern.ReplaceAllString(err.Error(), "ADDR"))
+	return truncateCause(nodePattern.ReplaceAllString(addrPattern.ReplaceAllString(cause, "ADDR"), "NODE"))
 }
 
 func truncateCause(s string) string {

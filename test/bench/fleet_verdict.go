@@ -61,7 +61,7 @@ func (r *fleetResults) writeRestarts(b *bytes.Buffer) {
 	}
 	ph, ms := r.reboot.phases, time.Millisecond
 	fmt.Fprintf(b, "\nThe restart of every apiserver-lite, after the first SIGTERM: every daemon had exited at %s (the slowest %s after its SIGTERM) "+
-		"and been started again at %s; the change, sent as the SIGTERMs went out, was made (its last create answered) at %s and served by every node at %s.\n\n",
+		"and been started again at %s; the change, each node's part sent as its daemon exited, was made (its last create answered) at %s and served by every node at %s.\n\n",
 		ph.exited.Round(ms), ph.slowestExit.Round(ms), ph.started.Round(ms), r.reboot.changed.Round(ms), r.reboot.caughtUp.Round(ms))
 }
 
