@@ -69,14 +69,16 @@ func (f *fleet) reboot(ctx context.Context, r *fleetResults) error {
 	changed, cerr := watch.changeMade()
 	if err = errors.Join(err, cerr); err != nil {
 		cpu.stop()
-		r.rebootWindow = watch.end(ctx)
+		watch.end(ctx)
+		r.rebootWindow = watch.summarize(ctx)
 		return err
 	}
 	took, err := f.caughtUpAll(ctx, start, "d", f.liteCaughtUp)
-	r.rebootWindow = watch.end(ctx)
+	watch.end(ctx)
 	r.reboot = f.settled(start)
 	r.reboot.caughtUp, r.reboot.changed, r.reboot.phases = took, changed, phases
 	r.reboot.cpuPeak = cpu.stop()
+	r.rebootWindow = watch.summarize(ctx)
 	r.rebootLists = countRebootLists(f.c, start, "d")
 	r.reboot.bytes, err = f.restartBytes(ctx, base, err)
 	return err

@@ -119,16 +119,22 @@ func (x *rebootWatch) changeMade() (time.Duration, error) {
 }
 
 // end marks every node serving the change, stops the profiles and reads
-// the priority levels' counters and names.
-func (x *rebootWatch) end(ctx context.Context) rebootWindow {
+// the priority levels' counters.
+func (x *rebootWatch) end(ctx context.Context) {
 	x.mark()
 	close(x.stop)
 	flow1, err := readFlowLevels(ctx, x.f.c)
 	x.note(err)
 	x.w.flow = flow1.minus(x.flow0)
+}
+
+// summarize waits for the last profile and summarises the window: the
+// priority levels' names and the profiles. Call it after end.
+func (x *rebootWatch) summarize(ctx context.Context) rebootWindow {
 	p := <-x.profiled
 	x.note(p.err)
 	paths := p.paths
+	var err error
 	x.w.createLevels, err = x.f.levelNames(ctx, x.w.change.levelUIDs)
 	x.note(err)
 	x.w.profileTop, err = profileTop(ctx, paths)
