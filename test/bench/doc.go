@@ -39,6 +39,16 @@
 // TestPoolVerdicts shows each of its verdicts failing on figures that
 // miss the goal.
 //
+// TestBenchFleet (fleet*.go) is `make bench-fleet`: N nodes' apiserver-lites
+// against one cloud beside the same nodes' kubelet read sets made directly,
+// in rounds, each put through a cloud restart and the apiserver-lites
+// through a fleet-wide restart. fleet_restart_*.go follow that restart's
+// window (the change's creates timed at the wire, CPU by process, API
+// Priority and Fairness levels, kube-apiserver's profile);
+// fleet_lease*.go count failed Lease renewals by phase with their causes.
+// It runs only when BENCH_FLEET_REPORT names the Markdown file to write;
+// TestBenchFleetSmoke runs it on three nodes in `make test`.
+//
 // TestBenchSmoke runs the same harness on a tiny data set for one round in
 // `make test`, and fails when a figure is missing or the two servers
 // disagree on what they serve, so the harness cannot rot.

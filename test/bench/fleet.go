@@ -51,8 +51,10 @@ type fleetResults struct {
 	// round's profiles merged; indexed by liteSide and kubeSide.
 	profileTop [2]string
 	// suspects are each side's suspected costs found in those profiles.
-	suspects              [2]suspectTimes
-	rebootLists           rebootLists
+	suspects    [2]suspectTimes
+	rebootLists rebootLists
+	// rebootWindow is where the fleet-wide daemon restart's time went.
+	rebootWindow          rebootWindow
 	leaseFails            [2]sideLeases // per side: kubeSide is the direct one
 	reached               []string
 	stopped               error
@@ -103,6 +105,7 @@ func runFleet(t *testing.T, cfg fleetConfig) *fleetResults {
 	steps := f.steps(ctx, r)
 	for _, s := range steps {
 		t.Logf("fleet: %s", s.name)
+		r.enterStep(s.name)
 		if err := s.run(); err != nil {
 			r.stopped = fmt.Errorf("%s: %w", s.name, err)
 			break

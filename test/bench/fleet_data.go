@@ -95,7 +95,7 @@ func createPod(ctx context.Context, admin kubernetes.Interface, node, name strin
 // renewLeases renews node's Lease every leaseInterval through cs, as its
 // kubelet does, until ctx ends; a failed renewal reads the Lease again at
 // the next one, and is counted in failed.
-func renewLeases(ctx context.Context, cs kubernetes.Interface, node string, failed interface{ Add(int64) int64 }) {
+func renewLeases(ctx context.Context, cs kubernetes.Interface, node string, failed leaseFailer) {
 	leases := cs.CoordinationV1().Leases(leaseNamespace)
 	var lease *coordinationv1.Lease
 	for {
@@ -114,7 +114,7 @@ func renewLeases(ctx context.Context, cs kubernetes.Interface, node string, fail
 		if err != nil {
 			lease = nil
 			if ctx.Err() == nil {
-				failed.Add(1)
+				failed.fail(node, err)
 			}
 		}
 		t := time.NewTimer(leaseInterval)

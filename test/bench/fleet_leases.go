@@ -5,7 +5,9 @@ package bench
 import (
 	"bytes"
 	"fmt"
+	"sync"
 	"sync/atomic"
+	"time"
 )
 
 // leasePhase is the part of a run a failed Lease renewal is counted in.
@@ -13,8 +15,13 @@ type leasePhase int32
 
 // The phases of a run, in the order the report lists them.
 const (
-	// phaseSteady is everything but the restarts.
+	// phaseSteady is the measured steady-state windows and the moments
+	// between steps: everything but a round's start and the restarts.
 	phaseSteady leasePhase = iota
+	// phaseRoundStart is a round's start: from its apiserver-lites' starts
+	// (the direct side: its read sets opening) until its window opens,
+	// the settling included.
+	phaseRoundStart
 	// phaseCloudRestart is from kube-apiserver's stop until every node
 	// serves a change made after it.
 	phaseCloudRestart
@@ -25,7 +32,7 @@ const (
 	leasePhases
 )
 
-var leasePhaseNames = [leasePhases]string{"steady state", "cloud restart", "daemon restart"}
+var leasePhaseNames = [leasePhases]string{"steady state", "round start", "cloud restart", "daemon restart"}
 
 // sideLeases counts one side's failed Lease renewals by the phase the run
 // is in when each fails.
@@ -33,10 +40,24 @@ type sideLeases struct {
 	// phase is the current phase; failed the count per phase.
 	phase  atomic.Int32
 	failed [leasePhases]atomic.Int64
+
+	mu sync.Mutex
+	// entered is when the current phase was entered and step the run's
+	// step then. Guarded by mu.
+	entered time.Time
+	step    string
+	// kept are the first maxLeaseFailuresKept failures of each phase, in
+	// order. Guarded by mu.
+	kept [leasePhases][]leaseFailure
 }
 
 // enter makes the following failures count in p.
-func (s *sideLeases) enter(p leasePhase) { s.phase.Store(int32(p)) }
+func (s *sideLeases) enter(p leasePhase) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.phase.Store(int32(p))
+	s.entered = time.Now()
+}
 
 // Add counts n failures in the current phase (the renewal loops' counter).
 func (s *sideLeases) Add(n int64) int64 { return s.failed[s.phase.Load()].Add(n) }
@@ -53,6 +74,16 @@ func (s *sideLeases) Load() int64 {
 // in is the failures counted in p.
 func (s *sideLeases) in(p leasePhase) int64 { return s.failed[p].Load() }
 
+// enterStep notes the run's step the following failures are made in.
+func (r *fleetResults) enterStep(name string) {
+	for i := range r.leaseFails {
+		s := &r.leaseFails[i]
+		s.mu.Lock()
+		s.step = name
+		s.mu.Unlock()
+	}
+}
+
 // enterPhase moves both sides into p.
 func (r *fleetResults) enterPhase(p leasePhase) {
 	for i := range r.leaseFails {
@@ -66,6 +97,9 @@ func (r *fleetResults) writeLeaseFailures(b *bytes.Buffer) {
 	for p := range leasePhases {
 		fmt.Fprintf(b, "| %s | %d | %d |\n", leasePhaseNames[p], r.leaseFails[liteSide].in(p), r.leaseFails[kubeSide].in(p))
 	}
+	b.WriteString("\nA round's start is from its apiserver-lites' starts (the direct side: its read sets opening) until its window opens; " +
+		"the steady state is the windows and the moments between steps.\n\n")
+	r.writeLeaseCauses(b)
 	fmt.Fprintf(b, "\nNo Lease renewal failed across the daemon restart (the smoke run fails otherwise): %s.\n\n",
 		verdict(r.leaseFails[liteSide].in(phaseDaemonRestart) == 0))
 }

@@ -50,6 +50,7 @@ func (r *fleetResults) writeMarkdown(w io.Writer) {
 	r.writeRounds(&b)
 	r.writeSuspects(&b)
 	r.writeRestarts(&b)
+	r.writeRebootWindow(&b)
 	r.writeLeaseFailures(&b)
 	r.writeVerdicts(&b)
 	r.writeModel(&b)
@@ -94,5 +95,6 @@ func (r *fleetResults) check() []error {
 			r.cloudRestart.caughtUp, r.reboot.caughtUp))
 	}
 	errs = append(errs, r.checkLeases()...)
+	errs = append(errs, r.rebootWindow.check()...)
 	return append(errs, r.rebootLists.check()...)
 }

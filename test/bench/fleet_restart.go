@@ -46,9 +46,17 @@ func (f *fleet) restartCloud(ctx context.Context, r *fleetResults, suffix string
 
 // reboot restarts every node's apiserver-lite at once, each as systemctl
 // restart does: SIGTERM, then a start on the sockets held for its doors.
-// Failed Lease renewals meanwhile count in phaseDaemonRestart.
+// Each node's part of the change is sent the moment its daemon has exited
+// (its old daemon cannot have held it; the new one must fetch it), beside
+// the start, its creates timed so that a slow create shows as such; the
+// catch-up still counts from the first SIGTERM. Failed Lease renewals
+// meanwhile count in phaseDaemonRestart.
 func (f *fleet) reboot(ctx context.Context, r *fleetResults) error {
 	base, err := readCloudBytes(ctx, f.c)
+	if err != nil {
+		return err
+	}
+	watch, err := f.watchReboot(ctx)
 	if err != nil {
 		return err
 	}
@@ -56,14 +64,21 @@ func (f *fleet) reboot(ctx context.Context, r *fleetResults) error {
 	defer r.enterPhase(phaseSteady)
 	cpu := sampleCloudCPU(f.c)
 	start := time.Now()
-	phases, err := f.restartAll(start)
-	if err != nil {
+	watch.begin(ctx, start)
+	phases, err := f.restartAll(start, func(i int) { watch.send(ctx, i, "d") })
+	changed, cerr := watch.changeMade()
+	if err = errors.Join(err, cerr); err != nil {
 		cpu.stop()
+		watch.end(ctx)
+		r.rebootWindow = watch.summarize(ctx)
 		return err
 	}
-	r.reboot, err = f.changeAndCatchUp(ctx, start, start, "d", f.liteCaughtUp)
-	r.reboot.phases = phases
+	took, err := f.caughtUpAll(ctx, start, "d", f.liteCaughtUp)
+	watch.end(ctx)
+	r.reboot = f.settled(start)
+	r.reboot.caughtUp, r.reboot.changed, r.reboot.phases = took, changed, phases
 	r.reboot.cpuPeak = cpu.stop()
+	r.rebootWindow = watch.summarize(ctx)
 	r.rebootLists = countRebootLists(f.c, start, "d")
 	r.reboot.bytes, err = f.restartBytes(ctx, base, err)
 	return err
@@ -92,13 +107,26 @@ func (f *fleet) changeAndCatchUp(ctx context.Context, start, from time.Time, suf
 		return restartResult{}, err
 	}
 	changed := time.Since(from)
-	f.added = append(f.added, suffix)
-	err = f.eachNode(func(i int) error { return caughtUp(ctx, i, nodeName(i)+"-"+suffix) })
-	took := time.Since(from)
-	time.Sleep(restartSettle)
-	res := restartResult{lists: listsSince(f.c, start), caughtUp: took, changed: changed,
-		requests: len(f.c.CloudRequests(isFleetUser, start, time.Now().Add(time.Hour)))}
+	took, err := f.caughtUpAll(ctx, from, suffix, caughtUp)
+	res := f.settled(start)
+	res.caughtUp, res.changed = took, changed
 	return res, err
+}
+
+// caughtUpAll waits until every node serves the pod <node>-<suffix> and
+// its secret through caughtUp, and returns how long after from.
+func (f *fleet) caughtUpAll(ctx context.Context, from time.Time, suffix string, caughtUp catchUpFunc) (time.Duration, error) {
+	f.added = append(f.added, suffix)
+	err := f.eachNode(func(i int) error { return caughtUp(ctx, i, nodeName(i)+"-"+suffix) })
+	return time.Since(from), err
+}
+
+// settled waits restartSettle, then counts the fleet's LISTs and requests
+// since start.
+func (f *fleet) settled(start time.Time) restartResult {
+	time.Sleep(restartSettle)
+	return restartResult{lists: listsSince(f.c, start),
+		requests: len(f.c.CloudRequests(isFleetUser, start, time.Now().Add(time.Hour)))}
 }
 
 // errNoSide is returned when a step needs a side that is not running.
@@ -116,9 +144,10 @@ type rebootPhases struct {
 
 // restartAll restarts every node's apiserver-lite at once, as a fleet's
 // nodes do on their own machines: each gets SIGTERM at the same time and
-// is started again as soon as it has exited. (Restarting them a few at a
-// time would add every batch's shutdown to the last node's catch-up.)
-func (f *fleet) restartAll(start time.Time) (rebootPhases, error) {
+// is started again as soon as it has exited, exited(i) called just before
+// the start. (Restarting them a few at a time would add every batch's
+// shutdown to the last node's catch-up.)
+func (f *fleet) restartAll(start time.Time, exited func(i int)) (rebootPhases, error) {
 	var mu sync.Mutex
 	var p rebootPhases
 	err := f.allNodes(func(i int) error {
@@ -126,14 +155,15 @@ func (f *fleet) restartAll(start time.Time) (rebootPhases, error) {
 		if err := f.nodes[i].Term(); err != nil {
 			return err
 		}
-		exited := time.Now()
+		gone := time.Now()
+		exited(i)
 		f.nodes[i].Start()
 		started := time.Now()
 		mu.Lock()
 		defer mu.Unlock()
-		p.exited = max(p.exited, exited.Sub(start))
+		p.exited = max(p.exited, gone.Sub(start))
 		p.started = max(p.started, started.Sub(start))
-		p.slowestExit = max(p.slowestExit, exited.Sub(sent))
+		p.slowestExit = max(p.slowestExit, gone.Sub(sent))
 		return nil
 	})
 	return p, err

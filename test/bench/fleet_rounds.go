@@ -68,6 +68,8 @@ func (f *fleet) liteRound(ctx context.Context, r *fleetResults, stop ...context.
 	if err != nil {
 		return nil, err
 	}
+	r.enterPhase(phaseRoundStart)
+	defer r.enterPhase(phaseSteady)
 	for _, n := range f.nodes {
 		n.Start()
 	}
@@ -78,6 +80,7 @@ func (f *fleet) liteRound(ctx context.Context, r *fleetResults, stop ...context.
 	sctx, cancel := context.WithCancel(ctx)
 	f.renewLeases(sctx, f.local, &r.leaseFails[liteSide])
 	time.Sleep(f.cfg.Settle)
+	r.enterPhase(phaseSteady)
 	_, err = f.measure(ctx, r, liteSide, base)
 	stopLite := func() {
 		cancel()
@@ -105,6 +108,8 @@ func (f *fleet) directRound(ctx context.Context, r *fleetResults, stop context.C
 	if err != nil {
 		return nil, err
 	}
+	r.enterPhase(phaseRoundStart)
+	defer r.enterPhase(phaseSteady)
 	sctx, cancel := context.WithCancel(ctx)
 	direct := make([]kubernetes.Interface, len(f.nodes))
 	f.direct = make([]*kubeletReads, len(f.nodes))
@@ -119,6 +124,7 @@ func (f *fleet) directRound(ctx context.Context, r *fleetResults, stop context.C
 	if err == nil {
 		f.renewLeases(sctx, direct, &r.leaseFails[kubeSide])
 		time.Sleep(f.cfg.Settle)
+		r.enterPhase(phaseSteady)
 		_, err = f.measure(ctx, r, kubeSide, base)
 	}
 	if err != nil {

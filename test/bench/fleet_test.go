@@ -61,7 +61,19 @@ func soundFleet() *fleetResults {
 		apiCPU: time.Second, apiRSS: mib, etcRSS: mib}
 	restart := restartResult{caughtUp: time.Second, requests: 10, bytes: cloudBytes{list: mib}, cpuPeak: 1}
 	return &fleetResults{cfg: fleetSmokeConfig(), lite: side, direct: side, rounds: []fleetRound{{lite: side, direct: side}},
-		profileTop: [2]string{"flat", "flat"}, cloudRestart: restart, directRestart: restart, reboot: restart}
+		profileTop: [2]string{"flat", "flat"}, cloudRestart: restart, directRestart: restart, reboot: restart,
+		rebootWindow: soundRebootWindow()}
+}
+
+// soundRebootWindow returns a daemon restart's window that passes check:
+// three CPU marks a second apart, the change made 0.5 s after the first
+// SIGTERM, and a profile.
+func soundRebootWindow() rebootWindow {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	marks := []cpuMark{{at: t0}, {at: t0.Add(time.Second), daemons: time.Second, busy: time.Second, all: 2 * time.Second},
+		{at: t0.Add(2 * time.Second), daemons: 2 * time.Second, busy: 2 * time.Second, all: 4 * time.Second}}
+	return rebootWindow{marks: marks, change: changeSummary{creates: 3, lastAnswered: 500 * time.Millisecond},
+		createLevels: []string{"exempt"}, profileTop: "flat", profileCum: "cum"}
 }
 
 // TestFleetCheck shows that the smoke run's check fails on the faults it
@@ -95,6 +107,13 @@ func TestFleetCheck(t *testing.T) {
 		{"restart lists a collection", func(r *fleetResults) { r.rebootLists.collection = 1 }, "1 collection LISTs"},
 		{"restart lists an object", func(r *fleetResults) { r.rebootLists.single = 2 }, "2 single-object LISTs"},
 		{"restart streams an object", func(r *fleetResults) { r.rebootLists.streams = 3 }, "3 streaming watches"},
+		{"daemon restart's CPU not marked", func(r *fleetResults) { r.rebootWindow.marks = r.rebootWindow.marks[:1] }, "1 CPU marks"},
+		{"daemon restart's change failed", func(r *fleetResults) {
+			r.rebootWindow.change.failed, r.rebootWindow.change.firstErr = 1, errors.New("create pod fleet-001-d: etcdserver: request timed out")
+		}, "1 of the change's 3 creates failed"},
+		{"daemon restart's change never answered", func(r *fleetResults) { r.rebootWindow.change.lastAnswered = 0 }, "never answered"},
+		{"daemon restart not profiled", func(r *fleetResults) { r.rebootWindow.profileCum = "" }, "CPU profile of the daemon restart"},
+		{"daemon restart's figure not read", func(r *fleetResults) { r.rebootWindow.errs = []error{errors.New("cloud metrics: EOF")} }, "cloud metrics: EOF"},
 		{"restart checks twice", func(r *fleetResults) {
 			r.rebootLists.maxChecks, r.rebootLists.maxChecksOf = 2, "system:node:fleet-000 pods"
 		}, "2 limit=1"},
