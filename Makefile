@@ -12,6 +12,9 @@
 #                    their kubelet read set made directly (BENCH_FLEET_NODES,
 #                    default 100; BENCH_FLEET_ROUNDS of both sides, default
 #                    3), written to docs/benchmarks-fleet.md
+#   make bench-frames one node's HTTP/2 frames to the cloud a minute by type,
+#                    apiserver-lite beside its kubelet read set direct
+#                    (GODEBUG=http2debug=2), printed
 #   make bench-pool  pools of apiserver-lite nodes against one kube-apiserver
 #                    through counting links, pooled beside unpooled, and a
 #                    leader failover (BENCH_POOL_SIZES, default "10 50"),
@@ -60,7 +63,7 @@ BENCH_REPORT ?= docs/$(if $(filter 1,$(BENCH_SCALE)),benchmarks,benchmarks-scale
 # cgo is required by github.com/mattn/go-sqlite3.
 export CGO_ENABLED := 1
 
-.PHONY: all build lint test test-unit test-package test-e2e tools upstream-tools upstream-e2e bench bench-fleet bench-pool bench-micro fuzz demo run install package dist clean
+.PHONY: all build lint test test-unit test-package test-e2e tools upstream-tools upstream-e2e bench bench-fleet bench-frames bench-pool bench-micro fuzz demo run install package dist clean
 
 all: build
 
@@ -164,6 +167,17 @@ bench-fleet: build tools
 	BENCH_FLEET_NODES=$(BENCH_FLEET_NODES) BENCH_FLEET_PODS=$(BENCH_FLEET_PODS) \
 	BENCH_FLEET_ROUNDS=$(BENCH_FLEET_ROUNDS) \
 	$(GO) test -tags e2e -count=1 -timeout $(BENCH_TIMEOUT) -run '^TestBenchFleet$$' -v ./test/bench/
+
+# The frame count (docs/benchmarks.md): one fleet node's HTTP/2 frames to
+# the cloud a minute by direction and type over a steady window, its
+# apiserver-lite's then its kubelet read set's made directly, as their
+# clients log them. Every process logs every frame (GODEBUG), so one node
+# only; not part of make test.
+bench-frames: build tools
+	APISERVER_LITE_BIN=$(abspath $(BINARY)) \
+	APISERVER_LITE_TOOLS_BIN=$$(test/tools/build.sh) \
+	GODEBUG=http2debug=2 \
+	$(GO) test -tags e2e -count=1 -timeout $(BENCH_TIMEOUT) -run '^TestBenchFrames$$' -v ./test/bench/
 
 # The pool benchmark (docs/pool.md): for each size of BENCH_POOL_SIZES,
 # that many nodes on their node credentials, each with a reader of

@@ -24,6 +24,14 @@ const (
 	// dialKeepAlive is the TCP keep-alive period of a connection dialed by
 	// the fallback dialer, client-go's own.
 	dialKeepAlive = 30 * time.Second
+	// pingCloseSlack is how far from http2ReadIdleTimeout+http2PingTimeout
+	// of silence a connection's close may be and still be its HTTP/2
+	// client's close for an unanswered PING: the client closes it at
+	// exactly that silence after its last frame; goroutine scheduling, and
+	// a frame read in part before the link went silent, move the measure
+	// by far less. An idle connection closed by its transport (90 s) or
+	// one closed while its PING was in flight is outside it.
+	pingCloseSlack = time.Second
 )
 
 // Connections is what a Link knows of the cloud's connections: when one
@@ -36,6 +44,10 @@ type Connections interface {
 	Closed() <-chan struct{}
 	// CloseAll closes every connection, so the next request dials anew.
 	CloseAll()
+	// LostPing is when a connection was last closed because its HTTP/2
+	// PING went unanswered while no connection read a byte; zero if none
+	// was. It is reported on Closed too.
+	LostPing() time.Time
 }
 
 // Conns watches the connections of the cloud transports it wraps. Every
@@ -45,13 +57,17 @@ type Connections interface {
 // arrives. Closed reports a connection lost: one the cloud or the network
 // ended (a read failed), or one closed after being silent for
 // http2ReadIdleTimeout, as the HTTP/2 client closes one that failed its
-// PING; not a healthy one the client closed because it was idle. Safe for
-// concurrent use.
+// PING; not a healthy one the client closed because it was idle. LostPing
+// tells the PING's close apart when no connection read a byte meanwhile:
+// the link, not one connection, went silent. Safe for concurrent use.
 type Conns struct {
 	clock   clock.WithDelayedExecution      // immutable
 	tracker *connrotation.ConnectionTracker // immutable
 	// lastRead is the Unix nanoseconds of the last byte read.
 	lastRead atomic.Int64
+	// lostPing is the Unix nanoseconds of the last close of a connection
+	// whose PING went unanswered while every connection was silent.
+	lostPing atomic.Int64
 	// closed holds one value once a connection closed. Immutable.
 	closed chan struct{}
 
@@ -80,6 +96,15 @@ func (c *Conns) LastRead() time.Time {
 
 // Closed implements Connections.
 func (c *Conns) Closed() <-chan struct{} { return c.closed }
+
+// LostPing implements Connections.
+func (c *Conns) LostPing() time.Time {
+	n := c.lostPing.Load()
+	if n == 0 {
+		return time.Time{}
+	}
+	return time.Unix(0, n)
+}
 
 // CloseAll implements Connections.
 func (c *Conns) CloseAll() { c.tracker.CloseAll() }
@@ -162,10 +187,26 @@ func (w *watchedConn) Read(p []byte) (int, error) {
 
 func (w *watchedConn) Close() error {
 	w.closeOnce.Do(func() {
-		silent := w.conns.clock.Now().UnixNano() - w.lastRead.Load()
-		if w.failed.Load() || time.Duration(silent) >= http2ReadIdleTimeout {
+		now := w.conns.clock.Now().UnixNano()
+		silent := time.Duration(now - w.lastRead.Load())
+		switch {
+		case w.failed.Load():
+			w.conns.closedOne()
+		case silent >= http2ReadIdleTimeout:
+			if lostPing(silent, time.Duration(now-w.conns.lastRead.Load())) {
+				w.conns.lostPing.Store(now)
+			}
 			w.conns.closedOne()
 		}
 	})
 	return w.Conn.Close()
+}
+
+// lostPing reports whether a connection closed after silent, while every
+// connection had been silent for linkSilent, was closed by its HTTP/2
+// client for a PING that no byte on any connection answered.
+func lostPing(silent, linkSilent time.Duration) bool {
+	const closesAt = http2ReadIdleTimeout + http2PingTimeout
+	return silent >= closesAt-pingCloseSlack && silent <= closesAt+pingCloseSlack &&
+		linkSilent >= http2PingTimeout-pingCloseSlack
 }

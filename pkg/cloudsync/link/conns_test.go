@@ -158,3 +158,61 @@ func TestConnsDialIsNotARead(t *testing.T) {
 		t.Errorf("LastRead after a dial and no byte: got %v, want zero", got)
 	}
 }
+
+// TestConnsTellALostPing: a connection closed as its HTTP/2 client closes
+// one whose PING went unanswered (silent for http2ReadIdleTimeout +
+// http2PingTimeout), with no byte read on any connection meanwhile, is a
+// lost PING; other closes of silent connections are reported as closed
+// only, and a close of a connection heard recently not at all.
+func TestConnsTellALostPing(t *testing.T) {
+	const closesAt = http2ReadIdleTimeout + http2PingTimeout
+	for _, tt := range []struct {
+		name string
+		// silent is how long the closed connection was silent; heard is
+		// how long before the close another connection read a byte (0:
+		// none did after the closed one).
+		silent, heard time.Duration
+		failed        bool
+		wantClosed    bool
+		wantLost      bool
+	}{
+		{"PING unanswered, link silent", closesAt, 0, false, true, true},
+		{"PING unanswered, closed a little late", closesAt + pingCloseSlack/2, 0, false, true, true},
+		{"PING unanswered, another connection heard meanwhile", closesAt, time.Second, false, true, false},
+		{"closed while its PING was in flight", http2ReadIdleTimeout, 0, false, true, false},
+		{"idle one closed by its transport", 90 * time.Second, 0, false, true, false},
+		{"read failed", closesAt, 0, true, true, false},
+		{"heard recently", time.Second, 0, false, false, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			clk := testingclock.NewFakeClock(time.Unix(1e9, 0))
+			conns := NewConns(clk)
+			local, remote := net.Pipe()
+			defer remote.Close()
+			w := &watchedConn{Conn: local, conns: conns}
+			w.lastRead.Store(conns.heard())
+			w.failed.Store(tt.failed)
+			clk.Step(tt.silent)
+			if tt.heard > 0 {
+				conns.lastRead.Store(clk.Now().Add(-tt.heard).UnixNano())
+			}
+			_ = w.Close()
+			gotClosed := false
+			select {
+			case <-conns.Closed():
+				gotClosed = true
+			default:
+			}
+			if gotClosed != tt.wantClosed {
+				t.Errorf("closed reported: got %v, want %v", gotClosed, tt.wantClosed)
+			}
+			wantLost := time.Time{}
+			if tt.wantLost {
+				wantLost = clk.Now()
+			}
+			if got := conns.LostPing(); !got.Equal(wantLost) {
+				t.Errorf("LostPing: got %v, want %v", got, wantLost)
+			}
+		})
+	}
+}

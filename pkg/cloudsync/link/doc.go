@@ -4,13 +4,17 @@
 //
 // One Link per cloud alone decides whether it is up. While it is up the
 // cloud's connections are the liveness signal: their HTTP/2 PINGs (sent
-// after 6 s without a frame, the connection closed after 4 s more without
-// an answer), watch events and bookmarks; the Link probes (GET /version
-// with a short timeout) only when a connection closes or all were silent
-// for the watch progress timeout, and a probe without an answer, while no
-// connection read anything, closes every connection, so the next request
-// dials anew (one that timed out while bytes arrived is a slow cloud, and
-// counts as an answer). While it is down it
+// after 11 s without a frame, past a kubelet's Lease renewal period, so a
+// connection carrying its renewals sends none; the connection closed
+// after 3 s more without an answer), watch events and bookmarks; the Link
+// probes (GET /version with a short timeout) only when a connection
+// closes or all were silent for the watch progress timeout. A probe
+// without an answer, while no connection read a byte, closes every
+// connection, so the next request dials anew; one that timed out while
+// bytes arrived is a slow cloud, and counts as an answer (a completed dial
+// is not a read). A connection closed for an unanswered PING while no
+// connection read a byte is such a probe: the link is reported down at
+// once, then probed. While it is down it
 // probes every few seconds, jittered. Failures are retried with
 // jittered exponential backoff (wait.Backoff, at most 10 s jitter
 // included), cut short when the Link sees the cloud come back. When the

@@ -39,6 +39,10 @@ const (
 // errProbeTimeout means a probe got no answer within probeTimeout.
 var errProbeTimeout = errors.New("cloud link probe timed out")
 
+// errPingLost means a cloud connection's HTTP/2 PING went unanswered while
+// no connection read a byte: it stands for a probe without an answer.
+var errPingLost = errors.New("cloud connection's PING unanswered")
+
 // ErrDead means the link probes have failed for longer than the watch
 // progress timeout, so a cloud watch cannot be trusted to be alive.
 var ErrDead = errors.New("cloud link down longer than the watch progress timeout")
@@ -136,12 +140,19 @@ func (l *Link) Connected() bool {
 // Run probes the cloud until ctx ends, and returns nil then: at once,
 // then while the link is up only when its connections fall silent or one
 // is lost (see Conns), and while it is down every probeInterval plus
-// jitter; never sooner than the Retry-After of an overloaded cloud.
+// jitter; never sooner than the Retry-After of an overloaded cloud. A
+// connection closed for an unanswered PING while every connection was
+// silent reports the link down before the probe that follows it (see
+// waitSilent).
 func (l *Link) Run(ctx context.Context) error {
 	for ctx.Err() == nil {
 		retryAfter := l.probe(ctx)
 		if l.Connected() {
-			l.waitSilent(ctx, retryAfter)
+			if l.waitSilent(ctx, retryAfter) {
+				// Probed at once: a link that lost only its old
+				// connections' state (a NAT's) answers on a new one.
+				l.losePing()
+			}
 			continue
 		}
 		_ = Sleep(ctx, l.cfg.Clock, max(wait.Jitter(probeInterval, backoffJitter), retryAfter))
@@ -151,8 +162,11 @@ func (l *Link) Run(ctx context.Context) error {
 
 // waitSilent returns once the link should be probed again: when a cloud
 // connection was lost, or when none was heard for the watch progress
-// timeout, but not before minWait, or when ctx ends.
-func (l *Link) waitSilent(ctx context.Context, minWait time.Duration) {
+// timeout, but not before minWait, or when ctx ends. It returns true when
+// the connection lost had its PING unanswered with the whole link silent
+// (pingLost): that PING was a probe without an answer, and waiting for
+// another would add probeTimeout to reporting a half-open link.
+func (l *Link) waitSilent(ctx context.Context, minWait time.Duration) bool {
 	notBefore := l.cfg.Clock.Now().Add(minWait)
 	var closed <-chan struct{}
 	if l.cfg.Conns != nil {
@@ -165,21 +179,38 @@ func (l *Link) waitSilent(ctx context.Context, minWait time.Duration) {
 		}
 		d := wake.Sub(l.cfg.Clock.Now())
 		if d <= 0 {
-			return
+			return false
 		}
 		t := l.cfg.Clock.NewTimer(d)
 		select {
 		case <-ctx.Done():
 			t.Stop()
-			return
+			return false
 		case <-closed:
 			t.Stop()
 			if !l.cfg.Clock.Now().Before(notBefore) {
-				return
+				return l.pingLost()
 			}
 		case <-t.C():
 		}
 	}
+}
+
+// pingLost reports whether a connection's PING went unanswered since the
+// last probe succeeded, with nothing read on any connection since.
+func (l *Link) pingLost() bool {
+	at := l.cfg.Conns.LostPing()
+	l.mu.Lock()
+	okAt := l.okAt
+	l.mu.Unlock()
+	return at.After(okAt) && !l.cfg.Conns.LastRead().After(at)
+}
+
+// losePing records the link down for an unanswered PING, as for a probe
+// without an answer, and closes every connection, as such a probe does.
+func (l *Link) losePing() {
+	l.cfg.Conns.CloseAll()
+	l.record(l.cfg.Clock.Now(), errPingLost)
 }
 
 // lastHeard is when the cloud was last heard from: a successful probe or

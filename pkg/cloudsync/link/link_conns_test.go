@@ -16,6 +16,7 @@ import (
 type fakeConns struct {
 	mu   sync.Mutex
 	last time.Time // guarded by mu
+	lost time.Time // guarded by mu; what LostPing returns
 	// closed is what Closed returns.
 	closed chan struct{}
 	// closeAlls counts CloseAll calls.
@@ -34,6 +35,18 @@ func (f *fakeConns) read(at time.Time) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.last = at
+}
+
+func (f *fakeConns) LostPing() time.Time {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.lost
+}
+
+func (f *fakeConns) loseAt(at time.Time) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.lost = at
 }
 
 func (f *fakeConns) Closed() <-chan struct{} { return f.closed }
@@ -91,6 +104,54 @@ func TestLinkProbesWhenAConnectionCloses(t *testing.T) {
 	waitFor(t, "link down", func() bool { return !l.Connected() })
 	if got := conns.closeAlls.Load(); got != 1 {
 		t.Errorf("CloseAll after a timed-out probe: got %d calls, want 1", got)
+	}
+}
+
+// TestLinkDownOnALostPing: a connection closed for an unanswered PING
+// while the whole link was silent reports the link down at once, before
+// the probe that follows it is answered or times out, and closes the other
+// connections; one lost before the last successful probe, or followed by
+// a read on another connection, is only probed, as any closed connection
+// is. The cloud is black-holed: a probe is not answered.
+func TestLinkDownOnALostPing(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		// lost and read are when the PING was lost and when a byte was
+		// last read, relative to the link's first (successful) probe.
+		lost, read time.Duration
+		wantDown   bool
+	}{
+		{"lost with the link silent", 14 * time.Second, 0, true},
+		{"lost before the last probe", -time.Second, 0, false},
+		{"another connection read after it", 14 * time.Second, 14*time.Second + time.Millisecond, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			clk := testingclock.NewFakeClock(time.Unix(1e9, 0))
+			start := clk.Now()
+			p := &fakeProbe{}
+			conns := newFakeConns()
+			l := New(Config{Probe: p.probe, Conns: conns, Clock: clk})
+			runLink(t, l)
+			waitFor(t, "link up", l.Connected)
+			waitFor(t, "the prober to wait", clk.HasWaiters)
+			p.state.Store(probeBlackHole)
+			clk.Step(tt.read)
+			conns.read(start.Add(tt.read))
+			conns.loseAt(start.Add(tt.lost))
+			conns.closed <- struct{}{}
+			waitFor(t, "a probe after a closed connection", func() bool { return p.calls.Load() == 2 })
+			time.Sleep(10 * time.Millisecond)
+			if got := !l.Connected(); got != tt.wantDown {
+				t.Errorf("link down before the probe timed out: got %v, want %v", got, tt.wantDown)
+			}
+			wantCloseAlls := int32(0)
+			if tt.wantDown {
+				wantCloseAlls = 1
+			}
+			if got := conns.closeAlls.Load(); got != wantCloseAlls {
+				t.Errorf("CloseAll calls before the probe timed out: got %d, want %d", got, wantCloseAlls)
+			}
+		})
 	}
 }
 

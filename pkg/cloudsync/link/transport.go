@@ -16,17 +16,22 @@ const (
 	// http2ReadIdleTimeout is how long a cloud connection may be silent
 	// before the client sends an HTTP/2 PING. client-go's default is 30 s;
 	// a watch on a half-open connection must be noticed much sooner. Each
-	// PING costs the cloud a read, a write and a wake-up of the
-	// connection's goroutines, so it is past half the kubelet's 10 s Lease
-	// renewal period: a connection carrying a node's renewals then PINGs
-	// at most once between two of them (at 5 s, the answer to one PING and
-	// the next renewal raced, about 11 PINGs a minute against 6).
-	http2ReadIdleTimeout = 6 * time.Second
+	// PING costs the cloud a read, a write and two wake-ups of the
+	// connection's goroutines, more than the frames of a Lease renewal, so
+	// it is past the kubelet's 10 s renewal period and its 4% jitter
+	// (10.4 s), with room for the renewal's round trip: a connection
+	// carrying a node's renewals is never silent that long and sends no
+	// PING, as a kubelet's own connection sends none. At 6 s it PINGed
+	// once between every two renewals, 6 times a minute.
+	http2ReadIdleTimeout = 11 * time.Second
 	// http2PingTimeout is how long a PING may go unanswered before the
-	// connection, and every watch on it, is closed. With the idle time and
-	// the probe that follows (probeTimeout) a half-open link is reported
-	// within 13 s.
-	http2PingTimeout = 4 * time.Second
+	// connection, and every watch on it, is closed; the Link then reports
+	// the link down without a probe when no connection read a byte
+	// meanwhile (Conns.LostPing), so a half-open link is reported within
+	// http2ReadIdleTimeout+http2PingTimeout (14 s). It is a probe's own
+	// timeout (probeTimeout): a PING's answer needs less of the cloud than
+	// a probe's GET.
+	http2PingTimeout = 3 * time.Second
 	// probePath is what the link prober reads: tiny, served without
 	// touching etcd, and readable by a node's identity.
 	probePath = "/version"

@@ -98,23 +98,31 @@ func TestConfigureTransportReachesClientGoTransport(t *testing.T) {
 }
 
 // TestHTTP2HealthCheckBounds holds the PING timeouts to what they promise:
-// a half-open link reported within 15 s (the PING's close, then the probe),
-// a healthy connection heard before the Link would probe it, and at most
-// one PING between two of a kubelet's Lease renewals, each of which costs
-// the cloud a read, a write and a wake-up.
+// a half-open link reported within 15 s (the PING's close, which reports
+// it without a probe), a healthy connection heard before the Link would
+// probe it, and no PING between two of a kubelet's Lease renewals, each
+// PING costing the cloud a read, a write and two wake-ups.
 func TestHTTP2HealthCheckBounds(t *testing.T) {
 	const (
 		halfOpenReported = 15 * time.Second // docs/reliability.md's contract
 		leaseRenewal     = 10 * time.Second // the kubelet's default period
+		// renewalJitter is the kubelet's jitter of its renewal period
+		// (wait.JitterUntil's factor 0.04).
+		renewalJitter = leaseRenewal * 4 / 100
+		// renewalRoundTrip is what a renewal's round trip may add to the
+		// silence between two renewals' answers.
+		renewalRoundTrip = 500 * time.Millisecond
 	)
 	for _, tt := range []struct {
 		name      string
 		got, want time.Duration
 		atMost    bool
 	}{
-		{"half-open link reported (idle + PING timeout + probe)", http2ReadIdleTimeout + http2PingTimeout + probeTimeout, halfOpenReported, true},
+		{"half-open link reported (idle + PING timeout)", http2ReadIdleTimeout + http2PingTimeout, halfOpenReported, true},
+		{"PING timeout, against a probe's", http2PingTimeout, probeTimeout, false},
 		{"silence before a PING, against the watch progress timeout", http2ReadIdleTimeout, DefaultWatchProgressTimeout, true},
-		{"silence before a PING, against half a Lease renewal", http2ReadIdleTimeout, leaseRenewal/2 + time.Nanosecond, false},
+		{"silence before a PING, against a jittered Lease renewal and its round trip", http2ReadIdleTimeout, leaseRenewal + renewalJitter + renewalRoundTrip, false},
+		{"a lost PING's close told apart from a silent link's", pingCloseSlack, http2PingTimeout - time.Nanosecond, true},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			if tt.atMost && tt.got > tt.want {

@@ -9,6 +9,7 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	utilnet "k8s.io/apimachinery/pkg/util/net"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/clock"
@@ -80,7 +81,16 @@ func readWithMinted(ctx context.Context, cloud *rest.Config, mint Minter) (Publi
 	}
 	cfg := rest.AnonymousClientConfig(cloud)
 	cfg.BearerToken = minted.Token
-	cs, err := kubernetes.NewForConfig(cfg)
+	hc, err := rest.HTTPClientFor(cfg)
+	if err != nil {
+		return Published{}, fmt.Errorf("keys client: %w", err)
+	}
+	// The client has no certificate, so its connection is not the
+	// node's: closed when done, it does not stay open beside the node's,
+	// answering the cloud transport's HTTP/2 PINGs, until the cloud's idle
+	// timeout (90 s), at every start and every keyRefreshInterval.
+	defer utilnet.CloseIdleConnectionsFor(hc.Transport)
+	cs, err := kubernetes.NewForConfigAndClient(cfg, hc)
 	if err != nil {
 		return Published{}, fmt.Errorf("keys client: %w", err)
 	}

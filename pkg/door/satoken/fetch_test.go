@@ -2,11 +2,15 @@ package satoken
 
 import (
 	"context"
+	"encoding/pem"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"k8s.io/client-go/rest"
 	testingclock "k8s.io/utils/clock/testing"
@@ -71,5 +75,42 @@ func TestCloudFetcherMintsWhenRefused(t *testing.T) {
 	}
 	if mints != 2 {
 		t.Fatalf("mints: got %d, want 2", mints)
+	}
+}
+
+// TestCloudFetcherClosesTheMintedConnection: the connection of a read on
+// a minted token is closed once the keys are read, rather than left open,
+// answering HTTP/2 PINGs, until the cloud's idle timeout.
+func TestCloudFetcherClosesTheMintedConnection(t *testing.T) {
+	var open atomic.Int32
+	srv := httptest.NewUnstartedServer(&fakeDiscovery{})
+	srv.EnableHTTP2 = true
+	srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+		switch s {
+		case http.StateNew:
+			open.Add(1)
+		case http.StateClosed, http.StateHijacked:
+			open.Add(-1)
+		}
+	}
+	srv.StartTLS()
+	defer srv.Close()
+	caPEM := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw})
+	cloud := &rest.Config{Host: srv.URL, BearerToken: "node", TLSClientConfig: rest.TLSClientConfig{CAData: caPEM}}
+	fetch, err := CloudFetcher(cloud, func(context.Context) (Minted, error) {
+		return Minted{Token: "minted"}, nil
+	}, testingclock.NewFakeClock(testStart))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := fetch(context.Background()); err != nil {
+		t.Fatalf("fetch: %v", err)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for open.Load() != 0 && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
+	if got := open.Load(); got != 0 {
+		t.Errorf("connections open after the fetch: got %d, want 0", got)
 	}
 }

@@ -1,0 +1,120 @@
+//go:build e2e
+
+package bench
+
+import (
+	"context"
+	"log"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/apiserver-lite/apiserver-lite/test/e2e/framework"
+)
+
+// Environment of TestBenchFrames.
+const (
+	// envFramesReport is a Markdown file to write the frame table to;
+	// unset, it is only logged.
+	envFramesReport = "BENCH_FRAMES_REPORT"
+	// framesDebug must be in GODEBUG: golang.org/x/net/http2 then logs
+	// every frame, and reads it once, when the process starts.
+	framesDebug = "http2debug=2"
+)
+
+// TestBenchFrames counts the HTTP/2 frames of one node's cloud
+// connections by type over a steady window, as their clients log them:
+// the node's apiserver-lite with the kubelet's Lease renewals through its
+// door, then the node's kubelet read set direct with the same renewals.
+// Run by make bench-frames, which sets GODEBUG.
+func TestBenchFrames(t *testing.T) {
+	if !strings.Contains(os.Getenv("GODEBUG"), framesDebug) {
+		t.Skip("GODEBUG lacks " + framesDebug + ": run make bench-frames")
+	}
+	ownLog := filepath.Join(t.TempDir(), "bench-frames.log")
+	f, err := os.OpenFile(ownLog, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	log.SetOutput(f) // the benchmark's own frames: the direct side's
+	t.Cleanup(func() { log.SetOutput(os.Stderr); f.Close() })
+
+	ctx := t.Context()
+	cfg := fleetConfig{Nodes: 1, Pods: defaultFleetPods, Rounds: 1, Window: fleetWindow, Settle: fleetSettle}
+	fl := &fleet{c: framework.New(t, framework.Options{NodeCredentials: true, Namespaces: []string{fleetNamespace}}), cfg: cfg}
+	r := &fleetResults{cfg: cfg}
+	if err := fl.load(ctx, r); err != nil {
+		t.Fatal(err)
+	}
+	lite, err := fl.liteFrames(ctx, r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	direct, err := fl.directFrames(ctx, r, ownLog)
+	if err != nil {
+		t.Fatal(err)
+	}
+	table := frameTable([]string{"apiserver-lite", "kubelet read set direct"}, []frameCounts{lite, direct})
+	t.Logf("one node, %d pods, %s windows; failed Lease renewals %d / %d:\n%s",
+		cfg.Pods, cfg.Window, r.leaseFails[liteSide].Load(), r.leaseFails[kubeSide].Load(), table)
+	if p := os.Getenv(envFramesReport); p != "" {
+		if err := os.WriteFile(p, []byte(table), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// liteFrames runs node 0's apiserver-lite with Lease renewals through it
+// and counts its cloud connections' frames over a window.
+func (f *fleet) liteFrames(ctx context.Context, r *fleetResults) (frameCounts, error) {
+	opened := time.Now().Truncate(time.Second)
+	f.nodes[0].Start()
+	defer f.nodes[0].Kill()
+	if err := f.caughtUp(ctx, 0, f.cfg.Pods, ""); err != nil {
+		return frameCounts{}, err
+	}
+	sctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	f.renewLeases(sctx, f.local, &r.leaseFails[liteSide])
+	from, to := f.framesWindow()
+	return countLogFrames(f.nodes[0].Process().LogPath, opened, from, to)
+}
+
+// directFrames opens node 0's kubelet read set directly with the same
+// renewals and counts its connections' frames, which the benchmark logs
+// to ownLog, over a window.
+func (f *fleet) directFrames(ctx context.Context, r *fleetResults, ownLog string) (frameCounts, error) {
+	opened := time.Now().Truncate(time.Second)
+	sctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	k, err := openKubeletReads(sctx, f.nodes[0].CloudConfig, nodeName(0), f.podNames(0))
+	if err != nil {
+		return frameCounts{}, err
+	}
+	go renewLeases(sctx, k.cs, nodeName(0), &r.leaseFails[kubeSide])
+	from, to := f.framesWindow()
+	return countLogFrames(ownLog, opened, from, to)
+}
+
+// framesWindow waits out the settling time and a window, and returns the
+// window's whole seconds: frames are logged to the second.
+func (f *fleet) framesWindow() (from, to time.Time) {
+	time.Sleep(f.cfg.Settle)
+	from = time.Now().Truncate(time.Second).Add(time.Second)
+	to = from.Add(f.cfg.Window)
+	time.Sleep(time.Until(to) + time.Second)
+	return from, to
+}
+
+// countLogFrames counts the client frames logged in path (see
+// countClientFrames).
+func countLogFrames(path string, opened, from, to time.Time) (frameCounts, error) {
+	fh, err := os.Open(path)
+	if err != nil {
+		return frameCounts{}, err
+	}
+	defer fh.Close()
+	return countClientFrames(fh, opened, from, to)
+}
