@@ -163,7 +163,7 @@ bench-fleet: build tools
 	BENCH_FLEET_REPORT=$(abspath $(BENCH_FLEET_REPORT)) \
 	BENCH_FLEET_NODES=$(BENCH_FLEET_NODES) BENCH_FLEET_PODS=$(BENCH_FLEET_PODS) \
 	BENCH_FLEET_ROUNDS=$(BENCH_FLEET_ROUNDS) \
-	$(GO) test -tags e2e -count=1 -timeout $(BENCH_TIMEOUT) -run '^TestBenchFleet$$' -v ./test/bench/
+	$(GO) test -tags e2e -count=1 -timeout $(BENCH_TIMEOUT) -run '^TestBenchFleet$$' -v ./test/bench/fleet/
 
 # The pool benchmark (docs/pool.md): for each size of BENCH_POOL_SIZES,
 # that many nodes on their node credentials, each with a reader of
@@ -176,7 +176,7 @@ bench-pool: build tools
 	APISERVER_LITE_TOOLS_BIN=$$(test/tools/build.sh) \
 	BENCH_POOL_REPORT=$(abspath $(BENCH_POOL_REPORT)) \
 	BENCH_POOL_SIZES="$(BENCH_POOL_SIZES)" \
-	$(GO) test -tags e2e -count=1 -timeout $(BENCH_TIMEOUT) -run '^TestBenchPool$$' -v ./test/bench/
+	$(GO) test -tags e2e -count=1 -timeout $(BENCH_TIMEOUT) -run '^TestBenchPool$$' -v ./test/bench/pool/
 
 # Kubernetes' own e2e.test (k8s.io/kubernetes test/e2e, cached with the other
 # tools) runs its api-machinery specs (Watchers, Table transformation,
