@@ -116,7 +116,7 @@ func IgnoreExists[T any](_ T, err error) error {
 	return err
 }
 
-// SeedServices creates n services in heldNamespace, each with one
+// SeedServices creates n services in HeldNamespace, each with one
 // EndpointSlice of heldEndpoints endpoints, loadWorkers at a time.
 func SeedServices(ctx context.Context, cs kubernetes.Interface, n int) error {
 	return forEachParallel(n, func(i int) error { return createService(ctx, cs, i) })
@@ -180,7 +180,7 @@ func createService(ctx context.Context, cs kubernetes.Interface, i int) error {
 }
 
 // sliceJSONBytes is the mean JSON size of the cloud's EndpointSlices in
-// heldNamespace.
+// HeldNamespace.
 func sliceJSONBytes(ctx context.Context, cs kubernetes.Interface) (int, error) {
 	l, err := cs.DiscoveryV1().EndpointSlices(HeldNamespace).List(ctx, metav1.ListOptions{})
 	if err != nil {

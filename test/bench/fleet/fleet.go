@@ -49,14 +49,14 @@ type fleetResults struct {
 	// rounds are the steady states measured, in order.
 	rounds []fleetRound
 	// profileTop is each side's kube-apiserver CPU profile summary, every
-	// round's profiles merged; indexed by liteSide and kubeSide.
+	// round's profiles merged; indexed by bench.LiteSide and bench.KubeSide.
 	profileTop [2]string
 	// suspects are each side's suspected costs found in those profiles.
 	suspects    [2]suspectTimes
 	rebootLists rebootLists
 	// rebootWindow is where the fleet-wide daemon restart's time went.
 	rebootWindow          rebootWindow
-	leaseFails            [2]sideLeases // per side: kubeSide is the direct one
+	leaseFails            [2]sideLeases // per side: bench.KubeSide is the direct one
 	reached               []string
 	stopped               error
 	cloudStart, fleetLoad time.Duration
@@ -75,7 +75,7 @@ type fleet struct {
 	// direct are the nodes' kubelet read sets while the direct side runs.
 	direct []*kubeletReads
 	// profiles holds kube-apiserver's CPU profiles; profiled lists each
-	// side's, indexed by liteSide and kubeSide.
+	// side's, indexed by bench.LiteSide and bench.KubeSide.
 	profiles string
 	profiled [2][]string
 }
