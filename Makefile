@@ -166,7 +166,7 @@ bench-fleet: build tools
 	BENCH_FLEET_REPORT=$(abspath $(BENCH_FLEET_REPORT)) \
 	BENCH_FLEET_NODES=$(BENCH_FLEET_NODES) BENCH_FLEET_PODS=$(BENCH_FLEET_PODS) \
 	BENCH_FLEET_ROUNDS=$(BENCH_FLEET_ROUNDS) \
-	$(GO) test -tags e2e -count=1 -timeout $(BENCH_TIMEOUT) -run '^TestBenchFleet$$' -v ./test/bench/
+	$(GO) test -tags e2e -count=1 -timeout $(BENCH_TIMEOUT) -run '^TestBenchFleet$$' -v ./test/bench/fleet/
 
 # The frame count (docs/benchmarks.md): one fleet node's HTTP/2 frames to
 # the cloud a minute by direction and type over a steady window, its
@@ -190,7 +190,7 @@ bench-pool: build tools
 	APISERVER_LITE_TOOLS_BIN=$$(test/tools/build.sh) \
 	BENCH_POOL_REPORT=$(abspath $(BENCH_POOL_REPORT)) \
 	BENCH_POOL_SIZES="$(BENCH_POOL_SIZES)" \
-	$(GO) test -tags e2e -count=1 -timeout $(BENCH_TIMEOUT) -run '^TestBenchPool$$' -v ./test/bench/
+	$(GO) test -tags e2e -count=1 -timeout $(BENCH_TIMEOUT) -run '^TestBenchPool$$' -v ./test/bench/pool/
 
 # Kubernetes' own e2e.test (k8s.io/kubernetes test/e2e, cached with the other
 # tools) runs its api-machinery specs (Watchers, Table transformation,

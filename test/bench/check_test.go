@@ -18,7 +18,7 @@ func soundResults() *results {
 		typedProto: time.Millisecond, typedJSONFloor: time.Millisecond, typedProtoFloor: time.Millisecond,
 		bytesJSON: 1, items: cfg.Pods}
 	watch := watchResult{p50: time.Millisecond, p99: 2 * time.Millisecond, delivered: 10, want: 10}
-	mem := memory{RSS: mib, HWM: mib}
+	mem := Memory{RSS: MiB, HWM: MiB}
 	return &results{
 		cfg: cfg,
 		steps: []stepResult{{objects: cfg.Objects(), lite: mem, kube: mem, etcd: mem, heldJSON: 1,
@@ -42,15 +42,15 @@ func TestCheck(t *testing.T) {
 		want   string
 	}{
 		{"sound", func(*results) {}, ""},
-		{"servers list different pods", func(r *results) { r.rounds[0].list[liteSide].items-- }, "listed"},
-		{"informer short", func(r *results) { r.rounds[0].informerItems[kubeSide] = 0 }, "informer holds"},
-		{"watcher missed an event", func(r *results) { r.rounds[0].watch[liteSide].delivered-- }, "delivered"},
-		{"no LIST time", func(r *results) { r.rounds[0].list[kubeSide].rawProto = 0 }, "figure missing"},
+		{"servers list different pods", func(r *results) { r.rounds[0].list[LiteSide].items-- }, "listed"},
+		{"informer short", func(r *results) { r.rounds[0].informerItems[KubeSide] = 0 }, "informer holds"},
+		{"watcher missed an event", func(r *results) { r.rounds[0].watch[LiteSide].delivered-- }, "delivered"},
+		{"no LIST time", func(r *results) { r.rounds[0].list[KubeSide].rawProto = 0 }, "figure missing"},
 		{"no link bytes", func(r *results) { r.rounds[0].linkPerEvent = 0 }, "link bytes"},
 		{"no cold start", func(r *results) { r.coldOffline.serving = 0 }, "cold start"},
 		{"round missing", func(r *results) { r.rounds = nil }, "rounds"},
 		{"no sync CPU", func(r *results) { r.steps[0].sync.cpu = 0 }, "sync"},
-		{"no client floor", func(r *results) { r.rounds[0].informerFloor[liteSide] = 0 }, "figure missing"},
+		{"no client floor", func(r *results) { r.rounds[0].informerFloor[LiteSide] = 0 }, "figure missing"},
 		{"relist not lean", func(r *results) { r.relist.leanPods = false }, "relist"},
 	}
 	for _, tt := range tests {
@@ -79,10 +79,10 @@ func TestEventSeq(t *testing.T) {
 		want   int
 		wantOK bool
 	}{
-		{`{"type":"MODIFIED","object":{"metadata":{"annotations":{"` + seqAnnotation + `":"42"}}}}`, 42, true},
+		{`{"type":"MODIFIED","object":{"metadata":{"annotations":{"` + SeqAnnotation + `":"42"}}}}`, 42, true},
 		{`{"type":"MODIFIED","object":{"metadata":{}}}`, 0, false},
-		{`{"object":{"metadata":{"annotations":{"` + seqAnnotation + `":"x"}}}}`, 0, false},
-		{`{"object":{"metadata":{"annotations":{"` + seqAnnotation + `":"4`, 0, false},
+		{`{"object":{"metadata":{"annotations":{"` + SeqAnnotation + `":"x"}}}}`, 0, false},
+		{`{"object":{"metadata":{"annotations":{"` + SeqAnnotation + `":"4`, 0, false},
 	}
 	for _, tt := range tests {
 		got, ok := eventSeq([]byte(tt.ev))
@@ -113,14 +113,14 @@ func TestWriteReport(t *testing.T) {
 }
 
 func TestProcStat(t *testing.T) {
-	m, err := readMemory(os.Getpid())
+	m, err := ReadMemory(os.Getpid())
 	if err != nil || m.RSS <= 0 || m.HWM < m.RSS {
 		t.Errorf("readMemory(self): got %+v, %v, want RSS > 0 and HWM >= RSS", m, err)
 	}
-	if _, err := readCPU(os.Getpid()); err != nil {
+	if _, err := ReadCPU(os.Getpid()); err != nil {
 		t.Errorf("readCPU(self): %v", err)
 	}
-	if _, err := readCPU(-1); err == nil {
+	if _, err := ReadCPU(-1); err == nil {
 		t.Error("readCPU(-1): got no error")
 	}
 }

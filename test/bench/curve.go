@@ -47,7 +47,7 @@ func (res *results) writeEdgeOnly(b *bytes.Buffer) {
 		fmt.Fprintf(b, "| VmHWM growth per byte of JSON held, %d to %d objects | %.1f× | ≤ %.0f× | %s |\n",
 			res.steps[0].objects, last.objects, g, growthGoal, yesNo(g <= growthGoal))
 	}
-	fmt.Fprintf(b, "| SQLite data dir | %.1f MiB | | |\n", float64(last.sync.dbBytes)/mib)
+	fmt.Fprintf(b, "| SQLite data dir | %.1f MiB | | |\n", float64(last.sync.dbBytes)/MiB)
 }
 
 func (s syncResult) rate() float64 {
@@ -98,9 +98,9 @@ func (res *results) writeCurve(b *bytes.Buffer) {
 	fmt.Fprintf(b, "|---|---|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, s := range res.steps {
 		fmt.Fprintf(b, "| %d | %.0f MiB | %.1f s | %.2f s (%.0f/s; %.0f/CPU-s) | %d / %d MiB | %d / %d MiB | %d MiB | %.0f / %.0f ms | %.0f / %.0f ms | %.0f / %.0f ms | %.0f B | %.1f MiB |\n",
-			s.objects, float64(s.heldJSON)/mib, s.load.Seconds(), s.sync.took.Seconds(), s.sync.rate(), s.sync.perCPUSecond(),
-			s.lite.RSS/mib, s.lite.HWM/mib, s.kube.RSS/mib, s.kube.HWM/mib, s.etcd.RSS/mib,
-			ms(s.listJSON[kubeSide]), ms(s.listJSON[liteSide]), ms(s.listProto[kubeSide]), ms(s.listProto[liteSide]),
-			ms(s.coldStart.serving), ms(s.coldStart.full), s.sync.perObject(), float64(s.sync.dbBytes)/mib)
+			s.objects, float64(s.heldJSON)/MiB, s.load.Seconds(), s.sync.took.Seconds(), s.sync.rate(), s.sync.perCPUSecond(),
+			s.lite.RSS/MiB, s.lite.HWM/MiB, s.kube.RSS/MiB, s.kube.HWM/MiB, s.etcd.RSS/MiB,
+			ms(s.listJSON[KubeSide]), ms(s.listJSON[LiteSide]), ms(s.listProto[KubeSide]), ms(s.listProto[LiteSide]),
+			ms(s.coldStart.serving), ms(s.coldStart.full), s.sync.perObject(), float64(s.sync.dbBytes)/MiB)
 	}
 }

@@ -29,8 +29,8 @@ const (
 	loadWorkers = 16
 )
 
-// seqAnnotation carries the watch benchmark's update sequence number.
-const seqAnnotation = "bench.apiserver-lite.io/seq"
+// SeqAnnotation carries the watch benchmark's update sequence number.
+const SeqAnnotation = "bench.apiserver-lite.io/seq"
 
 // dataset tracks how much of the data set the cloud holds.
 type dataset struct {
@@ -123,7 +123,7 @@ func benchPod(node string, i int) *corev1.Pod {
 		ObjectMeta: metav1.ObjectMeta{
 			Name:        podName(i),
 			Labels:      map[string]string{"app": "app-" + strconv.Itoa(i%50), "bench": "true"},
-			Annotations: map[string]string{seqAnnotation: "-1"},
+			Annotations: map[string]string{SeqAnnotation: "-1"},
 		},
 		Spec: corev1.PodSpec{NodeName: node, Containers: containers},
 	}

@@ -29,25 +29,14 @@
 // own section, and TestBenchHeldNamespaceSmoke and TestBenchHeldNodesSmoke
 // run them on 20 objects in `make test`.
 //
-// TestBenchPool (pool_*.go) is `make bench-pool`: for each size of
-// BENCH_POOL_SIZES, that many nodes on their node credentials, each
-// reaching the cloud through a counting link of its own (a TCP proxy that
-// passes TLS through and counts every connection's bytes each way) and
-// each with a reader of EndpointSlices on a pod-bound token, first
-// unpooled, then pooled, then with the leader killed during the churn.
-// It runs only when BENCH_POOL_REPORT names the Markdown file to write;
-// TestPoolVerdicts shows each of its verdicts failing on figures that
-// miss the goal.
-//
-// TestBenchFleet (fleet*.go) is `make bench-fleet`: N nodes' apiserver-lites
-// against one cloud beside the same nodes' kubelet read sets made directly,
-// in rounds, each put through a cloud restart and the apiserver-lites
-// through a fleet-wide restart. fleet_restart_*.go follow that restart's
-// window (the change's creates timed at the wire, CPU by process, API
-// Priority and Fairness levels, kube-apiserver's profile);
-// fleet_lease*.go count failed Lease renewals by phase with their causes.
-// It runs only when BENCH_FLEET_REPORT names the Markdown file to write;
-// TestBenchFleetSmoke runs it on three nodes in `make test`.
+// TestBenchPool (package pool, test/bench/pool) is `make bench-pool`, and
+// TestBenchFleet (package fleet, test/bench/fleet) is `make bench-fleet`;
+// each has its own package beside this one and uses this package's
+// exported harness: the machine description (Machine, ReadMachine), the
+// processes' CPU and memory (ReadCPU, ReadMemory), the cloud's open
+// watches (OpenWatches, OpenWatchesByResource), the EndpointSlice readers
+// and services of TestBenchHeld (Reader, StartReader, SeedServices), named
+// steps (Step, RunSteps) and the report helpers (Verdict, MiBOf).
 //
 // TestBenchSmoke runs the same harness on a tiny data set for one round in
 // `make test`, and fails when a figure is missing or the two servers

@@ -90,7 +90,7 @@ func syncFreshWith(ctx context.Context, c *framework.Cluster, lite, kube *server
 // the client's decode: the sync ends at /readyz unless a count was still
 // short then, and the CPU then includes the checking LISTs.
 func awaitSynced(ctx context.Context, c *framework.Cluster, lite *server, start time.Time, pods, cms int) (took, cpu time.Duration, err error) {
-	if err := pollUntil(ctx, func() error { return ready(ctx, lite) }); err != nil {
+	if err := PollUntil(ctx, func() error { return ready(ctx, lite) }); err != nil {
 		return 0, 0, err
 	}
 	took = time.Since(start)
@@ -100,7 +100,7 @@ func awaitSynced(ctx context.Context, c *framework.Cluster, lite *server, start 
 	if serves(ctx, lite, c.NodeName, pods, cms) == nil {
 		return took, cpu, nil
 	}
-	if err := pollUntil(ctx, func() error { return serves(ctx, lite, c.NodeName, pods, cms) }); err != nil {
+	if err := PollUntil(ctx, func() error { return serves(ctx, lite, c.NodeName, pods, cms) }); err != nil {
 		return 0, 0, err
 	}
 	took = time.Since(start)
@@ -128,13 +128,13 @@ func coldStart(ctx context.Context, c *framework.Cluster, lite *server, pods, cm
 		return coldTimes{}, err
 	}
 	var t coldTimes
-	err := pollUntil(ctx, func() error {
+	err := PollUntil(ctx, func() error {
 		_, _, err := rawGet(ctx, lite, "/api/v1/configmaps?limit=1", mediaJSON)
 		return err
 	})
 	t.serving = time.Since(start)
 	if err == nil {
-		err = pollUntil(ctx, func() error { return serves(ctx, lite, c.NodeName, pods, cms) })
+		err = PollUntil(ctx, func() error { return serves(ctx, lite, c.NodeName, pods, cms) })
 	}
 	t.full = time.Since(start)
 	if err != nil {
@@ -177,9 +177,9 @@ func ready(ctx context.Context, s *server) error {
 	return nil
 }
 
-// pollUntil calls check every pollEvery until it succeeds or startTimeout
+// PollUntil calls check every pollEvery until it succeeds or startTimeout
 // passes, and returns the last error.
-func pollUntil(ctx context.Context, check func() error) error {
+func PollUntil(ctx context.Context, check func() error) error {
 	ctx, cancel := context.WithTimeout(ctx, startTimeout)
 	defer cancel()
 	for {

@@ -74,7 +74,7 @@ func replayServer(c *watchCapture, watch bool) *httptest.Server {
 }
 
 func replayConfig(srv *httptest.Server) *rest.Config {
-	return &rest.Config{Host: srv.URL, QPS: clientQPS, Burst: clientBurst}
+	return &rest.Config{Host: srv.URL, QPS: ClientQPS, Burst: ClientBurst}
 }
 
 // captureList reads the body of the node's pod LIST from s in one media

@@ -14,8 +14,8 @@ import (
 // Sides of a pair of figures: kube-apiserver (the cloud, read directly)
 // and apiserver-lite.
 const (
-	kubeSide = 0
-	liteSide = 1
+	KubeSide = 0
+	LiteSide = 1
 )
 
 // stepResult is the memory curve at one data set size.
@@ -23,8 +23,8 @@ type stepResult struct {
 	objects    int
 	load       time.Duration // creating this step's new objects in the cloud
 	sync       syncResult
-	lite, kube memory
-	etcd       memory
+	lite, kube Memory
+	etcd       Memory
 	// heldJSON is the JSON size of the pods and configmaps held.
 	heldJSON  int64
 	listJSON  [2]time.Duration
@@ -49,12 +49,12 @@ type roundResult struct {
 // results is everything one harness run measured.
 type results struct {
 	cfg     Config
-	machine machine
+	machine Machine
 	steps   []stepResult
 	rounds  []roundResult
 	// peak is each server's memory after the rounds: VmHWM covers the
 	// whole run since the last sync from scratch.
-	peakLite, peakKube, peakEtcd memory
+	peakLite, peakKube, peakEtcd Memory
 	coldOnline, coldOffline      coldTimes
 	profiles                     string       // where profiles went, or why none
 	pprof                        bool         // apiserver-lite serves /debug/pprof
@@ -80,11 +80,11 @@ type results struct {
 // run that stops early returns what it measured, with the reason in
 // stopped.
 func run(t testing.TB, cfg Config) *results {
-	res := &results{cfg: cfg, machine: readMachine(), prof: &profiler{dir: cfg.ProfileDir}}
+	res := &results{cfg: cfg, machine: ReadMachine(), prof: &profiler{dir: cfg.ProfileDir}}
 	if err := res.runPhases(t); err != nil {
 		res.stopped = err
 	}
-	res.machine.loadEnd = loadAverage()
+	res.machine.LoadEnd = LoadAverage()
 	return res
 }
 
@@ -107,14 +107,14 @@ func (res *results) runPhases(t testing.TB) error {
 	if err != nil {
 		return err
 	}
-	sides := [2]*server{kubeSide: kube, liteSide: lite}
+	sides := [2]*server{KubeSide: kube, LiteSide: lite}
 	ds := &dataset{cloud: kube.json, node: c.NodeName}
 	for _, n := range cfg.steps() {
 		step, err := measureStep(ctx, c, ds, sides, etcdProc, cfg, n)
 		if err != nil {
 			return fmt.Errorf("step of %d objects: %w", n, err)
 		}
-		t.Logf("step %d objects: load %v, sync %v, apiserver-lite VmHWM %d MiB", n, step.load, step.sync.took, step.lite.HWM/mib)
+		t.Logf("step %d objects: load %v, sync %v, apiserver-lite VmHWM %d MiB", n, step.load, step.sync.took, step.lite.HWM/MiB)
 		res.steps = append(res.steps, step)
 		res.reach("step of %d objects", n)
 	}
@@ -156,7 +156,7 @@ func (res *results) runPhases(t testing.TB) error {
 // profile, when it serves pprof), times the cloud's paged LIST of the data
 // set and captures each server's WatchList for the client floor.
 func (res *results) prepareRounds(ctx context.Context, c *framework.Cluster, sides [2]*server) error {
-	kube, lite := sides[kubeSide], sides[liteSide]
+	kube, lite := sides[KubeSide], sides[LiteSide]
 	res.profiles, res.pprof = profileNote(ctx, lite, res.cfg)
 	var during func() func() error
 	if res.pprof {
@@ -196,7 +196,7 @@ func (res *results) profileAfterRounds(ctx context.Context, lite *server, node s
 	if err := res.prof.heap(ctx, lite, "heap-after-rounds.pprof", "apiserver-lite's heap after the rounds"); err != nil {
 		return err
 	}
-	if err := res.prof.informer(ctx, lite, node, res.captures[liteSide], res.cfg.ProfileFor); err != nil {
+	if err := res.prof.informer(ctx, lite, node, res.captures[LiteSide], res.cfg.ProfileFor); err != nil {
 		return err
 	}
 	if err := res.prof.summarize(ctx); err != nil {
@@ -220,7 +220,7 @@ func totalConfigMaps(ctx context.Context, kube *server) int {
 // measureStep grows the data set to n objects, syncs a fresh
 // apiserver-lite and reads both servers' memory and LIST times.
 func measureStep(ctx context.Context, c *framework.Cluster, ds *dataset, sides [2]*server, etcdProc *framework.Process, cfg Config, n int) (stepResult, error) {
-	kube, lite := sides[kubeSide], sides[liteSide]
+	kube, lite := sides[KubeSide], sides[LiteSide]
 	st := stepResult{objects: n}
 	pods, cms := cfg.share(n)
 	start := time.Now()
@@ -261,14 +261,14 @@ func heldJSONBytes(ctx context.Context, s *server, node string) (int64, error) {
 	return pods + cms, err
 }
 
-func readMemories(lite, kube *server, etcd *framework.Process) (l, k, e memory, err error) {
-	if l, err = readMemory(lite.proc.Pid()); err != nil {
+func readMemories(lite, kube *server, etcd *framework.Process) (l, k, e Memory, err error) {
+	if l, err = ReadMemory(lite.proc.Pid()); err != nil {
 		return
 	}
-	if k, err = readMemory(kube.proc.Pid()); err != nil {
+	if k, err = ReadMemory(kube.proc.Pid()); err != nil {
 		return
 	}
-	e, err = readMemory(etcd.Pid())
+	e, err = ReadMemory(etcd.Pid())
 	return
 }
 
@@ -276,9 +276,9 @@ func readMemories(lite, kube *server, etcd *framework.Process) (l, k, e memory, 
 // server goes first from round to round.
 func measureRound(ctx context.Context, c *framework.Cluster, sides [2]*server, cfg Config, round int, res *results) (roundResult, error) {
 	var r roundResult
-	order := []int{kubeSide, liteSide}
+	order := []int{KubeSide, LiteSide}
 	if round%2 == 1 {
-		order = []int{liteSide, kubeSide}
+		order = []int{LiteSide, KubeSide}
 	}
 	var err error
 	for _, side := range order {
@@ -304,10 +304,10 @@ func measureRound(ctx context.Context, c *framework.Cluster, sides [2]*server, c
 		seqBase := (round*2 + i) * int(cfg.WatchFor.Seconds()*float64(cfg.UpdatesPerSec))
 		s0, r0 := c.LinkBytes()
 		var stop func() error
-		if side == liteSide && round == cfg.Rounds-1 && res.pprof {
+		if side == LiteSide && round == cfg.Rounds-1 && res.pprof {
 			stop = startCPUProfile(ctx, sides[side], cfg, res.prof)
 		}
-		r.watch[side], err = measureWatch(ctx, sides[side], sides[kubeSide].json, c.NodeName, cfg, seqBase)
+		r.watch[side], err = measureWatch(ctx, sides[side], sides[KubeSide].json, c.NodeName, cfg, seqBase)
 		if stop != nil {
 			if perr := stop(); perr != nil {
 				return r, perr
@@ -316,7 +316,7 @@ func measureRound(ctx context.Context, c *framework.Cluster, sides [2]*server, c
 		if err != nil {
 			return r, err
 		}
-		if side == liteSide {
+		if side == LiteSide {
 			s1, r1 := c.LinkBytes()
 			r.linkPerEvent = float64(s1-s0+r1-r0) / float64(max(r.watch[side].updates, 1))
 		}

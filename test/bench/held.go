@@ -16,7 +16,7 @@ import (
 
 // heldMemory is apiserver-lite's memory and disk at one point.
 type heldMemory struct {
-	memory
+	Memory
 	// heap is the Go heap's live bytes right after a collection.
 	heap int64
 	// disk is the data dir's size in bytes.
@@ -52,7 +52,7 @@ type heldSide struct {
 // heldResults is everything one held-for-pods run measured.
 type heldResults struct {
 	cfg     heldConfig
-	machine machine
+	machine Machine
 	// services is the cloud's services (the data set and
 	// default/kubernetes); sliceJSON an EndpointSlice's mean JSON bytes.
 	services, slices, sliceJSON int
@@ -74,7 +74,7 @@ type heldRun struct {
 	c       *framework.Cluster
 	cfg     heldConfig
 	tokens  []string
-	readers []*reader
+	readers []*Reader
 	seq     int // the last churn update's sequence number
 }
 
@@ -83,25 +83,25 @@ type heldRun struct {
 // reading through its door, beside the same components reading the cloud
 // directly on the same tokens.
 func runHeld(t testing.TB, cfg heldConfig) *heldResults {
-	res := &heldResults{cfg: cfg, machine: readMachine()}
+	res := &heldResults{cfg: cfg, machine: ReadMachine()}
 	c := framework.New(t, framework.Options{NodeCredentials: true, AuditLog: true,
-		Namespaces: []string{heldSystemNS, heldNamespace},
-		CloudArgs:  []string{"--service-cluster-ip-range", heldServiceCIDR}})
+		Namespaces: []string{HeldSystemNS, HeldNamespace},
+		CloudArgs:  []string{"--service-cluster-ip-range", HeldServiceCIDR}})
 	h := &heldRun{c: c, cfg: cfg}
-	res.reached, res.stopped = runSteps(t, "held", []benchStep{
+	res.reached, res.stopped = RunSteps(t, "held", []Step{
 		{"data set", func(ctx context.Context) error { return h.seed(ctx, res) }},
 		{"apiserver-lite before any component", func(ctx context.Context) error { return h.baseline(ctx, res) }},
 		{"components through apiserver-lite", func(ctx context.Context) error { return h.liteSide(ctx, res) }},
 		{"components direct", func(ctx context.Context) error { return h.directSide(ctx, res) }},
 	})
 	stopReaders(h.readers)
-	res.machine.loadEnd = loadAverage()
+	res.machine.LoadEnd = LoadAverage()
 	return res
 }
 
 // seed creates the components and the services and EndpointSlices.
 func (h *heldRun) seed(ctx context.Context, res *heldResults) error {
-	admin, err := adminClient(h.c)
+	admin, err := AdminClient(h.c)
 	if err != nil {
 		return err
 	}
@@ -109,7 +109,7 @@ func (h *heldRun) seed(ctx context.Context, res *heldResults) error {
 		return err
 	}
 	start := time.Now()
-	if err := seedServices(ctx, admin, h.cfg.Services); err != nil {
+	if err := SeedServices(ctx, admin, h.cfg.Services); err != nil {
 		return err
 	}
 	res.seedTook = time.Since(start)
@@ -174,7 +174,7 @@ func (h *heldRun) directSide(ctx context.Context, res *heldResults) error {
 // measures another; afterFirst runs once the first has synced. who picks
 // the side's requests from the cloud's audit log.
 func (h *heldRun) side(ctx context.Context, base *rest.Config, who func(framework.AuditEvent) bool, afterFirst func() error) ([]heldSide, error) {
-	watches0, err := openWatches(ctx, h.c)
+	watches0, err := OpenWatches(ctx, h.c)
 	if err != nil {
 		return nil, err
 	}
@@ -182,7 +182,7 @@ func (h *heldRun) side(ctx context.Context, base *rest.Config, who func(framewor
 	for _, n := range []int{1, heldReaders} {
 		start := time.Now()
 		for i := len(h.readers); i < n; i++ {
-			r, err := startReader(ctx, readerConfig(base, h.tokens[i]), heldComponents[i].sa)
+			r, err := StartReader(ctx, ReaderConfig(base, h.tokens[i]), heldComponents[i].sa)
 			if err != nil {
 				return out, err
 			}
@@ -231,7 +231,7 @@ func (h *heldRun) window(ctx context.Context, s *heldSide, who func(framework.Au
 	for i, r := range h.readers {
 		seen[i] = r.updates.Load()
 	}
-	cpu0, err := readCPU(api.Pid())
+	cpu0, err := ReadCPU(api.Pid())
 	if err != nil {
 		return err
 	}
@@ -243,7 +243,7 @@ func (h *heldRun) window(ctx context.Context, s *heldSide, who func(framework.Au
 		return err
 	}
 	end := time.Now()
-	cpu1, err := readCPU(api.Pid())
+	cpu1, err := ReadCPU(api.Pid())
 	if err != nil {
 		return err
 	}
@@ -253,13 +253,13 @@ func (h *heldRun) window(ctx context.Context, s *heldSide, who func(framework.Au
 	for k, n := range h.requests(who, start, end) {
 		s.perMin[k] = float64(n) / minutes
 	}
-	if s.watches, err = openWatches(ctx, h.c); err != nil {
+	if s.watches, err = OpenWatches(ctx, h.c); err != nil {
 		return err
 	}
 	s.watches -= watches0
 	s.delivered = h.awaitDelivery(ctx, seen, s.updates)
 	s.holds[0], s.holds[1] = h.readers[len(h.readers)-1].holds()
-	mem, err := readMemory(api.Pid())
+	mem, err := ReadMemory(api.Pid())
 	if err != nil {
 		return err
 	}

@@ -29,11 +29,11 @@ const (
 	// heldDeliveryTimeout bounds how long after a window every reader may
 	// take to have seen every update of it.
 	heldDeliveryTimeout = 30 * time.Second
-	// heldNamespace holds the services and EndpointSlices.
-	heldNamespace = "held-bench"
-	// heldServiceCIDR is the cloud's service range: the framework's /24
+	// HeldNamespace holds the services and EndpointSlices.
+	HeldNamespace = "held-bench"
+	// HeldServiceCIDR is the cloud's service range: the framework's /24
 	// has too few addresses for the data set.
-	heldServiceCIDR = "10.0.0.0/16"
+	HeldServiceCIDR = "10.0.0.0/16"
 )
 
 // heldConfig sizes one held-for-pods run.

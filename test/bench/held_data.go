@@ -23,8 +23,8 @@ import (
 	"k8s.io/utils/ptr"
 )
 
-// heldSystemNS holds the components' service accounts and pods.
-const heldSystemNS = "kube-system"
+// HeldSystemNS holds the components' service accounts and pods.
+const HeldSystemNS = "kube-system"
 
 // heldComponent is one system component on the node: its service account,
 // the ClusterRole it is bound to, and its pod.
@@ -54,10 +54,10 @@ var corednsRole = rbacv1.ClusterRole{
 // accounts and pods bound to the node, and returns a token bound to each
 // pod, in heldComponents' order.
 func createComponents(ctx context.Context, cs kubernetes.Interface, node string) ([]string, error) {
-	if err := ignoreExists(cs.CoreV1().Nodes().Create(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: node}}, metav1.CreateOptions{})); err != nil {
+	if err := IgnoreExists(cs.CoreV1().Nodes().Create(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: node}}, metav1.CreateOptions{})); err != nil {
 		return nil, fmt.Errorf("create node: %w", err)
 	}
-	if err := ignoreExists(cs.RbacV1().ClusterRoles().Create(ctx, &corednsRole, metav1.CreateOptions{})); err != nil {
+	if err := IgnoreExists(cs.RbacV1().ClusterRoles().Create(ctx, &corednsRole, metav1.CreateOptions{})); err != nil {
 		return nil, fmt.Errorf("create role: %w", err)
 	}
 	var tokens []string
@@ -76,17 +76,17 @@ func createComponents(ctx context.Context, cs kubernetes.Interface, node string)
 func createComponent(ctx context.Context, cs kubernetes.Interface, node string, comp heldComponent) (string, error) {
 	binding := &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "bench:" + comp.sa},
 		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: comp.role},
-		Subjects: []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: comp.sa, Namespace: heldSystemNS}}}
+		Subjects: []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: comp.sa, Namespace: HeldSystemNS}}}
 	if _, err := cs.RbacV1().ClusterRoleBindings().Create(ctx, binding, metav1.CreateOptions{}); err != nil {
 		return "", err
 	}
-	return podToken(ctx, cs, heldSystemNS, comp.sa, comp.sa+"-"+node, node)
+	return podToken(ctx, cs, HeldSystemNS, comp.sa, comp.sa+"-"+node, node)
 }
 
 // podToken creates service account ns/sa (unless it exists) and its pod
 // name bound to node, and returns a token bound to that pod.
 func podToken(ctx context.Context, cs kubernetes.Interface, ns, sa, name, node string) (string, error) {
-	if err := ignoreExists(cs.CoreV1().ServiceAccounts(ns).Create(ctx,
+	if err := IgnoreExists(cs.CoreV1().ServiceAccounts(ns).Create(ctx,
 		&corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: sa}}, metav1.CreateOptions{})); err != nil {
 		return "", err
 	}
@@ -107,16 +107,18 @@ func podToken(ctx context.Context, cs kubernetes.Interface, ns, sa, name, node s
 	return tr.Status.Token, nil
 }
 
-func ignoreExists[T any](_ T, err error) error {
+// IgnoreExists is err, or nil when err says the object already exists;
+// it takes a create's two results.
+func IgnoreExists[T any](_ T, err error) error {
 	if apierrors.IsAlreadyExists(err) {
 		return nil
 	}
 	return err
 }
 
-// seedServices creates n services in heldNamespace, each with one
+// SeedServices creates n services in HeldNamespace, each with one
 // EndpointSlice of heldEndpoints endpoints, loadWorkers at a time.
-func seedServices(ctx context.Context, cs kubernetes.Interface, n int) error {
+func SeedServices(ctx context.Context, cs kubernetes.Interface, n int) error {
 	return forEachParallel(n, func(i int) error { return createService(ctx, cs, i) })
 }
 
@@ -143,17 +145,18 @@ func forEachParallel(n int, f func(i int) error) error {
 	return errors.Join(errs...)
 }
 
-func heldServiceName(i int) string { return fmt.Sprintf("svc-%05d", i) }
+// HeldServiceName is the name of the data set's i-th service.
+func HeldServiceName(i int) string { return fmt.Sprintf("svc-%05d", i) }
 
 // createService creates service i and its EndpointSlice.
 func createService(ctx context.Context, cs kubernetes.Interface, i int) error {
-	name := heldServiceName(i)
+	name := HeldServiceName(i)
 	svc := &corev1.Service{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{"app": name}},
 		Spec: corev1.ServiceSpec{Selector: map[string]string{"app": name},
 			Ports: []corev1.ServicePort{{Name: "http", Port: 80, TargetPort: intstr.FromInt32(8080), Protocol: corev1.ProtocolTCP}}},
 	}
-	if _, err := cs.CoreV1().Services(heldNamespace).Create(ctx, svc, metav1.CreateOptions{}); err != nil {
+	if _, err := cs.CoreV1().Services(HeldNamespace).Create(ctx, svc, metav1.CreateOptions{}); err != nil {
 		return fmt.Errorf("create service %s: %w", name, err)
 	}
 	slice := &discoveryv1.EndpointSlice{
@@ -167,19 +170,19 @@ func createService(ctx context.Context, cs kubernetes.Interface, i int) error {
 			Addresses:  []string{fmt.Sprintf("10.%d.%d.%d", 64+e, i/250%250, i%250+1)},
 			Conditions: discoveryv1.EndpointConditions{Ready: ptr.To(true), Serving: ptr.To(true), Terminating: ptr.To(false)},
 			NodeName:   ptr.To(fmt.Sprintf("node-%03d", (i+e)%100)),
-			TargetRef:  &corev1.ObjectReference{Kind: "Pod", Namespace: heldNamespace, Name: fmt.Sprintf("%s-%d", name, e)},
+			TargetRef:  &corev1.ObjectReference{Kind: "Pod", Namespace: HeldNamespace, Name: fmt.Sprintf("%s-%d", name, e)},
 		})
 	}
-	if _, err := cs.DiscoveryV1().EndpointSlices(heldNamespace).Create(ctx, slice, metav1.CreateOptions{}); err != nil {
+	if _, err := cs.DiscoveryV1().EndpointSlices(HeldNamespace).Create(ctx, slice, metav1.CreateOptions{}); err != nil {
 		return fmt.Errorf("create endpointslice %s: %w", slice.Name, err)
 	}
 	return nil
 }
 
 // sliceJSONBytes is the mean JSON size of the cloud's EndpointSlices in
-// heldNamespace.
+// HeldNamespace.
 func sliceJSONBytes(ctx context.Context, cs kubernetes.Interface) (int, error) {
-	l, err := cs.DiscoveryV1().EndpointSlices(heldNamespace).List(ctx, metav1.ListOptions{})
+	l, err := cs.DiscoveryV1().EndpointSlices(HeldNamespace).List(ctx, metav1.ListOptions{})
 	if err != nil {
 		return 0, fmt.Errorf("list endpointslices: %w", err)
 	}
@@ -210,9 +213,9 @@ func churn(ctx context.Context, cs kubernetes.Interface, services, perSec int, s
 		case <-tick.C:
 		}
 		*seq++
-		patch := fmt.Sprintf(`{"metadata":{"annotations":{%q:%q}}}`, seqAnnotation, strconv.Itoa(*seq))
-		name := heldServiceName(*seq%services) + "-abcde"
-		_, err := cs.DiscoveryV1().EndpointSlices(heldNamespace).Patch(context.WithoutCancel(ctx), name,
+		patch := fmt.Sprintf(`{"metadata":{"annotations":{%q:%q}}}`, SeqAnnotation, strconv.Itoa(*seq))
+		name := HeldServiceName(*seq%services) + "-abcde"
+		_, err := cs.DiscoveryV1().EndpointSlices(HeldNamespace).Patch(context.WithoutCancel(ctx), name,
 			types.MergePatchType, []byte(patch), metav1.PatchOptions{})
 		if err != nil {
 			return done, fmt.Errorf("update endpointslice %s: %w", name, err)

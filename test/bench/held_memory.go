@@ -59,7 +59,7 @@ func (h *heldRun) liteMemory(ctx context.Context) (heldMemory, error) {
 	if m.heap, err = liveHeap(ctx, h.c.EdgeURL); err != nil {
 		return m, err
 	}
-	if m.memory, err = readMemory(h.c.EdgeProcess().Pid()); err != nil {
+	if m.Memory, err = ReadMemory(h.c.EdgeProcess().Pid()); err != nil {
 		return m, err
 	}
 	m.disk, err = dirSize(h.c.EdgeDataDir())

@@ -25,11 +25,12 @@ const heldReaderAgent = "bench-held-reader"
 // EndpointSlices it reads: neither those of another proxy nor headless.
 const proxyLabelSelector = "!service.kubernetes.io/headless,!service.kubernetes.io/service-proxy-name"
 
-// reader is one component's services and EndpointSlices informers, as
+// Reader is one component's services and EndpointSlices informers, as
 // kube-proxy runs them: protobuf, kube-proxy's label selector.
-type reader struct {
-	name     string
-	cancel   context.CancelFunc
+type Reader struct {
+	name string
+	// Cancel stops both informers.
+	Cancel   context.CancelFunc
 	services cache.SharedIndexInformer
 	slices   cache.SharedIndexInformer
 	// updates counts the EndpointSlice updates the reader has seen.
@@ -38,19 +39,19 @@ type reader struct {
 	synced time.Duration
 }
 
-// readerConfig returns a protobuf client config for host on token.
-func readerConfig(base *rest.Config, token string) *rest.Config {
+// ReaderConfig returns a protobuf client config for host on token.
+func ReaderConfig(base *rest.Config, token string) *rest.Config {
 	cfg := protoConfig(rest.AnonymousClientConfig(base))
 	cfg.BearerToken = token
 	cfg.UserAgent = heldReaderAgent
-	cfg.QPS, cfg.Burst = clientQPS, clientBurst
+	cfg.QPS, cfg.Burst = ClientQPS, ClientBurst
 	return cfg
 }
 
-// startReader starts a reader on cfg and returns once both informers have
+// StartReader starts a reader on cfg and returns once both informers have
 // synced, or fails after informerSyncTimeout; each EndpointSlice update
 // it sees is also passed to onUpdate, if any.
-func startReader(ctx context.Context, cfg *rest.Config, name string, onUpdate ...func(obj any)) (*reader, error) {
+func StartReader(ctx context.Context, cfg *rest.Config, name string, onUpdate ...func(obj any)) (*Reader, error) {
 	cs, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("%s clientset: %w", name, err)
@@ -58,7 +59,7 @@ func startReader(ctx context.Context, cfg *rest.Config, name string, onUpdate ..
 	ctx, cancel := context.WithCancel(ctx)
 	factory := informers.NewSharedInformerFactoryWithOptions(cs, 0,
 		informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = proxyLabelSelector }))
-	r := &reader{name: name, cancel: cancel,
+	r := &Reader{name: name, Cancel: cancel,
 		services: factory.Core().V1().Services().Informer(),
 		slices:   factory.Discovery().V1().EndpointSlices().Informer()}
 	if _, err := r.slices.AddEventHandler(cache.ResourceEventHandlerFuncs{
@@ -86,13 +87,13 @@ func startReader(ctx context.Context, cfg *rest.Config, name string, onUpdate ..
 }
 
 // holds returns how many services and EndpointSlices the reader holds.
-func (r *reader) holds() (services, slices int) {
+func (r *Reader) holds() (services, slices int) {
 	return len(r.services.GetStore().ListKeys()), len(r.slices.GetStore().ListKeys())
 }
 
 // stopReaders stops every reader.
-func stopReaders(rs []*reader) {
+func stopReaders(rs []*Reader) {
 	for _, r := range rs {
-		r.cancel()
+		r.Cancel()
 	}
 }

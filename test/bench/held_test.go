@@ -63,10 +63,10 @@ func TestBenchHeldSmoke(t *testing.T) {
 
 // soundHeld returns held results that pass check.
 func soundHeld() *heldResults {
-	mem := heldMemory{memory: memory{RSS: mib, HWM: mib}, heap: mib, disk: mib}
+	mem := heldMemory{Memory: Memory{RSS: MiB, HWM: MiB}, heap: MiB, disk: MiB}
 	side := func(readers int) heldSide {
 		return heldSide{readers: readers, synced: time.Second, start: map[string]int{"watch endpointslices": 1},
-			perMin: map[string]float64{}, watches: 1, apiCPU: time.Second, apiRSS: mib, lite: mem,
+			perMin: map[string]float64{}, watches: 1, apiCPU: time.Second, apiRSS: MiB, lite: mem,
 			updates: 5, delivered: true, holds: [2]int{21, 20}}
 	}
 	return &heldResults{cfg: heldSmokeConfig(), services: 21, slices: 20, base: mem, afterSync: mem, heldResources: 1,

@@ -71,7 +71,7 @@ var nodesSpec = &heldOneSpec{
 // ClusterRole bound to its service account, its pod on the node, and a
 // token bound to it, which it returns.
 func seedNodes(ctx context.Context, c *framework.Cluster, n int) (string, error) {
-	cs, err := adminClient(c)
+	cs, err := AdminClient(c)
 	if err != nil {
 		return "", err
 	}
@@ -88,10 +88,10 @@ func seedNodes(ctx context.Context, c *framework.Cluster, n int) (string, error)
 	binding := &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: flannelRole.Name},
 		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: flannelRole.Name},
 		Subjects: []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: flannelSA, Namespace: flannelNS}}}
-	if err := ignoreExists(cs.RbacV1().ClusterRoles().Create(ctx, &flannelRole, metav1.CreateOptions{})); err != nil {
+	if err := IgnoreExists(cs.RbacV1().ClusterRoles().Create(ctx, &flannelRole, metav1.CreateOptions{})); err != nil {
 		return "", err
 	}
-	if err := ignoreExists(cs.RbacV1().ClusterRoleBindings().Create(ctx, binding, metav1.CreateOptions{})); err != nil {
+	if err := IgnoreExists(cs.RbacV1().ClusterRoleBindings().Create(ctx, binding, metav1.CreateOptions{})); err != nil {
 		return "", err
 	}
 	return podToken(ctx, cs, flannelNS, flannelSA, "kube-flannel-ds-"+c.NodeName, c.NodeName)

@@ -51,11 +51,11 @@ var nsSpec = &heldOneSpec{
 	},
 }
 
-// adminClient is a clientset on the cloud's admin credentials, fast
+// AdminClient is a clientset on the cloud's admin credentials, fast
 // enough to seed a data set.
-func adminClient(c *framework.Cluster) (kubernetes.Interface, error) {
+func AdminClient(c *framework.Cluster) (kubernetes.Interface, error) {
 	cfg := rest.CopyConfig(c.AdminConfig)
-	cfg.QPS, cfg.Burst = clientQPS, clientBurst
+	cfg.QPS, cfg.Burst = ClientQPS, ClientBurst
 	return kubernetes.NewForConfig(cfg)
 }
 
@@ -63,11 +63,11 @@ func adminClient(c *framework.Cluster) (kubernetes.Interface, error) {
 // service account with a Role on ConfigMaps, its pod on the node, and a
 // token bound to it, which it returns.
 func seedNamespace(ctx context.Context, c *framework.Cluster, n int) (string, error) {
-	cs, err := adminClient(c)
+	cs, err := AdminClient(c)
 	if err != nil {
 		return "", err
 	}
-	if err := ignoreExists(cs.CoreV1().Nodes().Create(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: c.NodeName}}, metav1.CreateOptions{})); err != nil {
+	if err := IgnoreExists(cs.CoreV1().Nodes().Create(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: c.NodeName}}, metav1.CreateOptions{})); err != nil {
 		return "", err
 	}
 	data := strings.Repeat("x", nsConfigMapBytes)
@@ -83,8 +83,8 @@ func seedNamespace(ctx context.Context, c *framework.Cluster, n int) (string, er
 	binding := &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Name: nsBenchSA},
 		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: nsBenchSA},
 		Subjects: []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: nsBenchSA, Namespace: nsBenchNS}}}
-	if err := errors.Join(ignoreExists(cs.RbacV1().Roles(nsBenchNS).Create(ctx, role, metav1.CreateOptions{})),
-		ignoreExists(cs.RbacV1().RoleBindings(nsBenchNS).Create(ctx, binding, metav1.CreateOptions{}))); err != nil {
+	if err := errors.Join(IgnoreExists(cs.RbacV1().Roles(nsBenchNS).Create(ctx, role, metav1.CreateOptions{})),
+		IgnoreExists(cs.RbacV1().RoleBindings(nsBenchNS).Create(ctx, binding, metav1.CreateOptions{}))); err != nil {
 		return "", err
 	}
 	return podToken(ctx, cs, nsBenchNS, nsBenchSA, nsBenchSA+"-"+c.NodeName, c.NodeName)

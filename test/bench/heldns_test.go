@@ -23,7 +23,7 @@ func TestBenchHeldNamespaceSmoke(t *testing.T) { smokeHeldOne(t, nsSpec, 20) }
 // it is there to catch.
 func TestHeldOneCheck(t *testing.T) {
 	sound := func(spec *heldOneSpec) *heldOneResults {
-		mem := heldMemory{memory: memory{RSS: mib}, heap: mib, disk: mib}
+		mem := heldMemory{Memory: Memory{RSS: MiB}, heap: MiB, disk: MiB}
 		watch := map[string]int{"watch " + spec.resource: 1}
 		return &heldOneResults{spec: spec, objects: 20, base: mem, afterSync: mem, throughHolds: 21, againHolds: 21, directHolds: 21,
 			throughCloud: watch, againCloud: map[string]int{"create tokenreviews": 1}, directCloud: watch,

@@ -76,21 +76,23 @@ type heldOneResults struct {
 	stopped error
 }
 
-// benchStep is one named step of a run.
-type benchStep struct {
-	name string
-	run  func(ctx context.Context) error
+// Step is one named step of a run.
+type Step struct {
+	// Name is what the run's log and report call the step.
+	Name string
+	// Run does the step; an error stops the run.
+	Run func(ctx context.Context) error
 }
 
-// runSteps runs steps in order until one fails, and returns the names of
+// RunSteps runs steps in order until one fails, and returns the names of
 // those that finished and the failure.
-func runSteps(t testing.TB, title string, steps []benchStep) (reached []string, stopped error) {
+func RunSteps(t testing.TB, title string, steps []Step) (reached []string, stopped error) {
 	for _, s := range steps {
-		t.Logf("%s: %s", title, s.name)
-		if err := s.run(t.Context()); err != nil {
-			return reached, fmt.Errorf("%s: %w", s.name, err)
+		t.Logf("%s: %s", title, s.Name)
+		if err := s.Run(t.Context()); err != nil {
+			return reached, fmt.Errorf("%s: %w", s.Name, err)
 		}
-		reached = append(reached, s.name)
+		reached = append(reached, s.Name)
 	}
 	return reached, nil
 }
@@ -112,7 +114,7 @@ func runHeldOne(t testing.TB, spec *heldOneSpec, n int) *heldOneResults {
 	c := framework.New(t, framework.Options{NodeCredentials: true, AuditLog: true, Namespaces: spec.namespaces})
 	h := &heldRun{c: c}
 	var token string
-	res.reached, res.stopped = runSteps(t, spec.title, []benchStep{
+	res.reached, res.stopped = RunSteps(t, spec.title, []Step{
 		{"data set", func(ctx context.Context) (err error) {
 			if token, err = spec.seed(ctx, c, n); err != nil {
 				return err
@@ -185,7 +187,7 @@ func cloudRequestsIn(c *framework.Cluster, who func(framework.AuditEvent) bool, 
 // sync runs the spec's informer on token against base's host until it
 // synced, and returns how long that took and how many objects it held.
 func (s *heldOneSpec) sync(ctx context.Context, base *rest.Config, token string) (time.Duration, int, error) {
-	cs, err := kubernetes.NewForConfig(readerConfig(base, token))
+	cs, err := kubernetes.NewForConfig(ReaderConfig(base, token))
 	if err != nil {
 		return 0, 0, err
 	}

@@ -50,7 +50,7 @@ func (p *profiler) duringSync(ctx context.Context, lite *server, expected time.D
 		done := make(chan error, 1)
 		go func() {
 			start := time.Now()
-			if err := pollUntil(ctx, func() error { return pprofServed(ctx, lite) }); err != nil {
+			if err := PollUntil(ctx, func() error { return pprofServed(ctx, lite) }); err != nil {
 				done <- err
 				return
 			}

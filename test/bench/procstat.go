@@ -12,25 +12,26 @@ import (
 	"time"
 )
 
-// clockTicks is USER_HZ, the unit of utime and stime in /proc/<pid>/stat:
+// ClockTicks is USER_HZ, the unit of utime and stime in /proc/<pid>/stat:
 // 100 on every Linux architecture Go supports.
-const clockTicks = 100
+const ClockTicks = 100
 
-// mib is one mebibyte in bytes.
-const mib = 1 << 20
+// MiB is one mebibyte in bytes.
+const MiB = 1 << 20
 
-// memory is a process's resident set now and at its peak, in bytes.
-type memory struct {
+// Memory is a process's resident set now and at its peak, in bytes.
+type Memory struct {
+	// RSS is VmRSS and HWM VmHWM, the peak resident set.
 	RSS, HWM int64
 }
 
-// readMemory reads VmRSS and VmHWM from /proc/<pid>/status.
-func readMemory(pid int) (memory, error) {
+// ReadMemory reads VmRSS and VmHWM from /proc/<pid>/status.
+func ReadMemory(pid int) (Memory, error) {
 	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
-		return memory{}, fmt.Errorf("read status of pid %d: %w", pid, err)
+		return Memory{}, fmt.Errorf("read status of pid %d: %w", pid, err)
 	}
-	var m memory
+	var m Memory
 	sc := bufio.NewScanner(bytes.NewReader(data))
 	for sc.Scan() {
 		fields := strings.Fields(sc.Text())
@@ -54,8 +55,8 @@ func readMemory(pid int) (memory, error) {
 	return m, nil
 }
 
-// readCPU returns the user plus system CPU time pid has used.
-func readCPU(pid int) (time.Duration, error) {
+// ReadCPU returns the user plus system CPU time pid has used.
+func ReadCPU(pid int) (time.Duration, error) {
 	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {
 		return 0, fmt.Errorf("read stat of pid %d: %w", pid, err)
@@ -79,5 +80,5 @@ func readCPU(pid int) (time.Duration, error) {
 		}
 		ticks += n
 	}
-	return time.Duration(ticks) * time.Second / clockTicks, nil
+	return time.Duration(ticks) * time.Second / ClockTicks, nil
 }

@@ -84,21 +84,29 @@ func saveProfile(ctx context.Context, s *server, name, path string) error {
 	return f.Close()
 }
 
-// machine describes where the figures were taken.
-type machine struct {
-	cpus               int
-	model              string
-	memory             int64 // bytes
-	date               time.Time
-	loadStart, loadEnd string // /proc/loadavg's 1, 5 and 15 minute loads
+// Machine describes where the figures were taken.
+type Machine struct {
+	// CPUs is runtime.NumCPU.
+	CPUs int
+	// Model is /proc/cpuinfo's model name, or "unknown".
+	Model string
+	// Memory is /proc/meminfo's MemTotal, in bytes.
+	Memory int64
+	// Date is when the run started, in UTC.
+	Date time.Time
+	// LoadStart and LoadEnd are /proc/loadavg's 1, 5 and 15 minute loads
+	// at the run's start and end.
+	LoadStart, LoadEnd string
 }
 
-func readMachine() machine {
-	m := machine{cpus: runtime.NumCPU(), model: "unknown", date: time.Now().UTC(), loadStart: loadAverage()}
+// ReadMachine describes this machine now; LoadEnd is left for the caller
+// to set when the run ends.
+func ReadMachine() Machine {
+	m := Machine{CPUs: runtime.NumCPU(), Model: "unknown", Date: time.Now().UTC(), LoadStart: LoadAverage()}
 	if data, err := os.ReadFile("/proc/cpuinfo"); err == nil {
 		for _, line := range strings.Split(string(data), "\n") {
 			if k, v, ok := strings.Cut(line, ":"); ok && strings.TrimSpace(k) == "model name" {
-				m.model = strings.TrimSpace(v)
+				m.Model = strings.TrimSpace(v)
 				break
 			}
 		}
@@ -107,14 +115,15 @@ func readMachine() machine {
 		for _, line := range strings.Split(string(data), "\n") {
 			if f := strings.Fields(line); len(f) >= 2 && f[0] == "MemTotal:" {
 				kb, _ := strconv.ParseInt(f[1], 10, 64)
-				m.memory = kb << 10
+				m.Memory = kb << 10
 			}
 		}
 	}
 	return m
 }
 
-func loadAverage() string {
+// LoadAverage is /proc/loadavg's 1, 5 and 15 minute loads, or "unknown".
+func LoadAverage() string {
 	data, err := os.ReadFile("/proc/loadavg")
 	if err != nil {
 		return "unknown"

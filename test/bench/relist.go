@@ -77,7 +77,7 @@ func measureRelist(ctx context.Context, c *framework.Cluster, kube, lite *server
 	c.KillEdge()
 	for i := range r.changed {
 		name := podName(i * ds.pods / r.changed)
-		patch := fmt.Sprintf(`{"metadata":{"annotations":{%q:"relist"}}}`, seqAnnotation)
+		patch := fmt.Sprintf(`{"metadata":{"annotations":{%q:"relist"}}}`, SeqAnnotation)
 		if _, err := kube.json.CoreV1().Pods(benchNamespace).Patch(ctx, name, types.MergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
 			return r, fmt.Errorf("relist: change pod %s: %w", name, err)
 		}
@@ -117,7 +117,7 @@ func countedRestart(ctx context.Context, c *framework.Cluster, done func() error
 	if err := c.EdgeProcess().Start(); err != nil {
 		return 0, err
 	}
-	if err := pollUntil(ctx, done); err != nil {
+	if err := PollUntil(ctx, done); err != nil {
 		return 0, err
 	}
 	select {
@@ -279,20 +279,23 @@ func (l *countedLink) accept() {
 
 // relay copies src to dst, counting as it goes, then closes both.
 func (l *countedLink) relay(dst, src net.Conn) {
-	_, _ = io.Copy(countingWriter{dst, &l.n}, src)
+	_, _ = io.Copy(CountingWriter{dst, &l.n}, src)
 	dst.Close()
 	src.Close()
 }
 
-// countingWriter adds what it writes to n.
-type countingWriter struct {
-	w io.Writer
-	n *atomic.Int64
+// CountingWriter writes to W and adds what it wrote to N.
+type CountingWriter struct {
+	// W is where the bytes go.
+	W io.Writer
+	// N counts the bytes written, shared by every writer of one count.
+	N *atomic.Int64
 }
 
-func (c countingWriter) Write(p []byte) (int, error) {
-	n, err := c.w.Write(p)
-	c.n.Add(int64(n))
+// Write writes p to W and adds the bytes written to N.
+func (c CountingWriter) Write(p []byte) (int, error) {
+	n, err := c.W.Write(p)
+	c.N.Add(int64(n))
 	return n, err
 }
 

@@ -18,8 +18,8 @@ import (
 // Client rate limits: far above what the harness sends, so that client-go's
 // default of 5 requests/s never paces a measurement.
 const (
-	clientQPS   = 5000
-	clientBurst = 10000
+	ClientQPS   = 5000
+	ClientBurst = 10000
 )
 
 // Content types of the two wire formats.
@@ -46,7 +46,7 @@ type server struct {
 // newServer builds the clients of one side from a rest config.
 func newServer(name string, cfg *rest.Config, proc *framework.Process) (*server, error) {
 	cfg = rest.CopyConfig(cfg)
-	cfg.QPS, cfg.Burst = clientQPS, clientBurst
+	cfg.QPS, cfg.Burst = ClientQPS, ClientBurst
 	hc, err := rest.HTTPClientFor(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("%s http client: %w", name, err)
@@ -87,7 +87,7 @@ func (s *server) cpu() (time.Duration, error) {
 	if pid == 0 {
 		return 0, fmt.Errorf("%s is not running", s.name)
 	}
-	return readCPU(pid)
+	return ReadCPU(pid)
 }
 
 // podSelector selects the pods bound to the edge node: what kubelet lists,

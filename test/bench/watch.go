@@ -197,7 +197,7 @@ func eventRV(ev []byte) (string, bool) {
 }
 
 // seqKey precedes the sequence number in a pod's JSON.
-var seqKey = []byte(`"` + seqAnnotation + `":"`)
+var seqKey = []byte(`"` + SeqAnnotation + `":"`)
 
 // eventSeq finds the sequence annotation in a JSON watch event without
 // decoding it, so that the client's decode cost stays out of the figure.
@@ -226,7 +226,7 @@ func (run *watchRun) update(ctx context.Context, cloud kubernetes.Interface, per
 	for range updaters {
 		wg.Go(func() {
 			for seq := range seqs {
-				patch := fmt.Sprintf(`{"metadata":{"annotations":{%q:"%d"}}}`, seqAnnotation, seq)
+				patch := fmt.Sprintf(`{"metadata":{"annotations":{%q:"%d"}}}`, SeqAnnotation, seq)
 				run.sent[seq-seqBase].Store(time.Now().UnixNano())
 				name := podName(seq % pods)
 				if _, err := cloud.CoreV1().Pods(benchNamespace).Patch(ctx, name, types.MergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {

@@ -1,0 +1,211 @@
+//go:build e2e
+
+package fleet
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"github.com/apiserver-lite/apiserver-lite/test/bench"
+	"sync"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+
+	"github.com/apiserver-lite/apiserver-lite/test/e2e/framework"
+)
+
+// restartSettle is how long LISTs are still counted after every node has
+// caught up following a restart.
+const restartSettle = 5 * time.Second
+
+// restartResult is what a restart cost the cloud.
+type restartResult struct {
+	lists    listCounts
+	caughtUp time.Duration // until every node serves a change made after it
+	changed  time.Duration // until that change was made in the cloud
+	// phases are a fleet-wide daemon restart's steps; zero for the
+	// cloud's restarts.
+	phases rebootPhases
+	// requests are the fleet's requests of every verb, watches included.
+	requests int
+	bytes    cloudBytes
+	// cpuPeak is kube-apiserver's most CPU in one cpuSampleEvery, in cores.
+	cpuPeak float64
+}
+
+// fleetResults is everything one fleet run measured.
+type fleetResults struct {
+	cfg                  fleetConfig
+	machine              bench.Machine
+	lite, direct         sideCost
+	cloudRestart, reboot restartResult
+	// directRestart is the cloud restart with the kubelet read sets made
+	// directly.
+	directRestart restartResult
+	// rounds are the steady states measured, in order.
+	rounds []fleetRound
+	// profileTop is each side's kube-apiserver CPU profile summary, every
+	// round's profiles merged; indexed by bench.LiteSide and bench.KubeSide.
+	profileTop [2]string
+	// suspects are each side's suspected costs found in those profiles.
+	suspects    [2]suspectTimes
+	rebootLists rebootLists
+	// rebootWindow is where the fleet-wide daemon restart's time went.
+	rebootWindow          rebootWindow
+	leaseFails            [2]sideLeases // per side: bench.KubeSide is the direct one
+	reached               []string
+	stopped               error
+	cloudStart, fleetLoad time.Duration
+}
+
+// fleet is the running nodes of one run.
+type fleet struct {
+	c     *framework.Cluster
+	cfg   fleetConfig
+	admin kubernetes.Interface // unthrottled
+	nodes []*framework.Node
+	local []kubernetes.Interface // each node's apiserver-lite
+	// added are the suffixes of the pods added to every node after the
+	// data set, in order.
+	added []string
+	// direct are the nodes' kubelet read sets while the direct side runs.
+	direct []*kubeletReads
+	// profiles holds kube-apiserver's CPU profiles; profiled lists each
+	// side's, indexed by bench.LiteSide and bench.KubeSide.
+	profiles string
+	profiled [2][]string
+}
+
+// podNames names node i's pods, which name their secret and configmap.
+func (f *fleet) podNames(i int) []string {
+	var out []string
+	for j := range f.cfg.Pods {
+		out = append(out, fmt.Sprintf("%s-%d", nodeName(i), j))
+	}
+	for _, s := range f.added {
+		out = append(out, nodeName(i)+"-"+s)
+	}
+	return out
+}
+
+// runFleet measures the fleet's cost to one cloud with apiserver-lite on
+// every node, a cloud restart and a reboot of every node, then the same
+// nodes' kubelet read set made directly against the cloud.
+func runFleet(t *testing.T, cfg fleetConfig) *fleetResults {
+	ctx := t.Context()
+	r := &fleetResults{cfg: cfg, machine: bench.ReadMachine()}
+	start := time.Now()
+	c := framework.New(t, framework.Options{NodeCredentials: true, AuditLog: true, Namespaces: []string{fleetNamespace}})
+	r.cloudStart = time.Since(start)
+	f := &fleet{c: c, cfg: cfg}
+	f.profiles = profileDir(t)
+	steps := f.steps(ctx, r)
+	for _, s := range steps {
+		t.Logf("fleet: %s", s.name)
+		r.enterStep(s.name)
+		if err := s.run(); err != nil {
+			r.stopped = fmt.Errorf("%s: %w", s.name, err)
+			break
+		}
+		r.reached = append(r.reached, s.name)
+	}
+	r.machine.LoadEnd = bench.LoadAverage()
+	return r
+}
+
+// load creates the nodes' objects in the cloud and their apiserver-lites.
+func (f *fleet) load(ctx context.Context, r *fleetResults) error {
+	cfg := rest.CopyConfig(f.c.AdminConfig)
+	cfg.QPS, cfg.Burst = bench.ClientQPS, bench.ClientBurst
+	var err error
+	if f.admin, err = kubernetes.NewForConfig(cfg); err != nil {
+		return err
+	}
+	start := time.Now()
+	if err := createFleet(ctx, f.admin, f.cfg); err != nil {
+		return err
+	}
+	r.fleetLoad = time.Since(start)
+	for i := range f.cfg.Nodes {
+		f.nodes, f.local = append(f.nodes, f.c.AddNode(nodeName(i))), append(f.local, nil)
+		f.nodes[i].HoldSockets() // as apiserver-lite.socket does
+	}
+	return nil
+}
+
+// localClient is node i's kubelet client of its apiserver-lite's door,
+// made once the daemon has started (its CA exists from then on).
+func (f *fleet) localClient(i int) (kubernetes.Interface, error) {
+	if f.local[i] != nil {
+		return f.local[i], nil
+	}
+	cfg, err := f.nodes[i].LocalConfig()
+	if err != nil {
+		return nil, err
+	}
+	if f.local[i], err = kubernetes.NewForConfig(cfg); err != nil {
+		return nil, err
+	}
+	return f.local[i], nil
+}
+
+// renewLeases renews every node's Lease through clients until ctx ends.
+func (f *fleet) renewLeases(ctx context.Context, clients []kubernetes.Interface, failed *sideLeases) {
+	for i, cs := range clients {
+		go renewLeases(ctx, cs, nodeName(i), failed)
+	}
+}
+
+// caughtUp waits until node i's apiserver-lite serves pods of its pods
+// and, unless marker is empty, the secret marker.
+func (f *fleet) caughtUp(ctx context.Context, i, pods int, marker string) error {
+	if err := f.nodes[i].WaitReady(fleetCatchUp); err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(ctx, fleetCatchUp)
+	defer cancel()
+	local, err := f.localClient(i)
+	if err != nil {
+		return err
+	}
+	check := func() error {
+		list, err := local.CoreV1().Pods("").List(ctx, metav1.ListOptions{FieldSelector: "spec.nodeName=" + nodeName(i)})
+		if err != nil {
+			return err
+		}
+		if len(list.Items) != pods {
+			return fmt.Errorf("%s serves %d pods, want %d", nodeName(i), len(list.Items), pods)
+		}
+		if marker != "" {
+			_, err = local.CoreV1().Secrets(fleetNamespace).Get(ctx, marker, metav1.GetOptions{})
+		}
+		return err
+	}
+	// The client's rate limiter paces the polls; its error near the
+	// deadline stands for the node's last one.
+	if err := bench.PollUntil(ctx, check); err != nil {
+		return fmt.Errorf("%s: %w", nodeName(i), err)
+	}
+	return nil
+}
+
+// eachNode runs fn for every node, fleetWorkers at a time, and joins the
+// failures.
+func (f *fleet) eachNode(fn func(i int) error) error {
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, fleetWorkers)
+	errs := make([]error, len(f.nodes))
+	for i := range f.nodes {
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			errs[i] = fn(i)
+		})
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}

@@ -1,0 +1,14 @@
+//go:build e2e
+
+package fleet
+
+import (
+	"os"
+	"testing"
+
+	"github.com/apiserver-lite/apiserver-lite/test/e2e/framework"
+)
+
+func TestMain(m *testing.M) {
+	os.Exit(framework.Main(m))
+}

@@ -1,0 +1,149 @@
+//go:build e2e
+
+package fleet
+
+import (
+	"context"
+	"github.com/apiserver-lite/apiserver-lite/test/bench"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/apiserver-lite/apiserver-lite/test/e2e/framework"
+)
+
+// fleetUserPrefix names the fleet nodes' identities in the cloud.
+const fleetUserPrefix = "system:node:fleet-"
+
+// isFleetUser reports whether an audited user is a fleet node.
+func isFleetUser(user string) bool { return strings.HasPrefix(user, fleetUserPrefix) }
+
+// sideCost is what one side's steady state costs the cloud.
+type sideCost struct {
+	// perMin is the fleet's requests per minute by "verb resource".
+	perMin map[string]float64
+	// watches is the cloud's open watches above the baseline without
+	// nodes.
+	watches int
+	// apiCPU is kube-apiserver's CPU time per minute of the window.
+	apiCPU         time.Duration
+	apiRSS, etcRSS int64
+	// clientCPU is the CPU time per minute every apiserver-lite used on
+	// this machine, beside kube-apiserver's; zero on the direct side.
+	clientCPU time.Duration
+	// conns are the established connections to the cloud above the
+	// baseline, at the end of the window.
+	conns int
+	// bytesPerMin is what kube-apiserver sent per minute of the window
+	// (see cloudBytes).
+	bytesPerMin float64
+}
+
+// nonWatchPerMin is the fleet's requests per minute other than watches.
+func (s sideCost) nonWatchPerMin() float64 {
+	var n float64
+	for k, v := range s.perMin {
+		if !strings.HasPrefix(k, "watch ") {
+			n += v
+		}
+	}
+	return n
+}
+
+// allPerMin is the fleet's requests per minute, watches included.
+func (s sideCost) allPerMin() float64 {
+	var n float64
+	for _, v := range s.perMin {
+		n += v
+	}
+	return n
+}
+
+// measureSide counts the fleet's requests in the cloud's audit log, the
+// open watches and kube-apiserver's CPU over window, then reads memory.
+func measureSide(ctx context.Context, c *framework.Cluster, window time.Duration, baseWatches int) (sideCost, error) {
+	api, etcd := c.CloudProcesses()
+	cpu0, err := bench.ReadCPU(api.Pid())
+	if err != nil {
+		return sideCost{}, err
+	}
+	start := time.Now()
+	select {
+	case <-ctx.Done():
+		return sideCost{}, ctx.Err()
+	case <-time.After(window): // the window's length is the measurement
+	}
+	end := time.Now()
+	cpu1, err := bench.ReadCPU(api.Pid())
+	if err != nil {
+		return sideCost{}, err
+	}
+	perMin := map[string]float64{}
+	minutes := end.Sub(start).Minutes()
+	for _, e := range c.CloudRequests(isFleetUser, start, end) {
+		perMin[e.Verb+" "+e.Resource()] += 1 / minutes
+	}
+	s := sideCost{perMin: perMin, apiCPU: time.Duration(float64(cpu1-cpu0) / minutes)}
+	w, err := bench.OpenWatches(ctx, c)
+	if err != nil {
+		return s, err
+	}
+	s.watches = w - baseWatches
+	apiMem, err := bench.ReadMemory(api.Pid())
+	if err != nil {
+		return s, err
+	}
+	etcdMem, err := bench.ReadMemory(etcd.Pid())
+	s.apiRSS, s.etcRSS = apiMem.RSS, etcdMem.RSS
+	return s, err
+}
+
+// listCounts are the fleet's LISTs, by what they read.
+type listCounts struct {
+	// collection LISTs read a whole collection (a relist).
+	collection int
+	// single LISTs read one object by name, as a per-object reflector
+	// (the kubelet's, apiserver-lite's on-demand secrets) starts.
+	single int
+	// checks are LISTs of at most one object that read only the
+	// collection's resourceVersion (apiserver-lite's regression check).
+	checks int
+	// streams are watches that read the state first, as a LIST does
+	// (sendInitialEvents=true: client-go's WatchList reflectors, the
+	// kubelet's among them, and apiserver-lite's per-object reads), of a
+	// collection or one object.
+	streams int
+}
+
+// total counts the reads of a state: LISTs and streaming watches.
+func (l listCounts) total() int { return l.collection + l.single + l.checks + l.streams }
+
+// listsSince counts the fleet's LISTs and streaming watches the cloud
+// received since start.
+func listsSince(c *framework.Cluster, start time.Time) listCounts {
+	var n listCounts
+	for _, e := range c.CloudRequests(isFleetUser, start, time.Now().Add(time.Hour)) {
+		if e.Verb != "list" && e.Verb != "watch" {
+			continue
+		}
+		u, err := url.Parse(e.RequestURI)
+		if err != nil {
+			n.collection++
+			continue
+		}
+		q := u.Query()
+		switch {
+		case e.Verb == "watch":
+			if isStream(q) {
+				n.streams++
+			}
+		case q.Get("limit") == "1":
+			n.checks++
+		case strings.HasPrefix(q.Get("fieldSelector"), "metadata.name="):
+			n.single++
+		default:
+			n.collection++
+		}
+	}
+	return n
+}

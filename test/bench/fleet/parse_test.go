@@ -1,0 +1,163 @@
+//go:build e2e
+
+package fleet
+
+import (
+	"bytes"
+	"github.com/apiserver-lite/apiserver-lite/test/bench"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestParseCloudBytes reads the byte counters the fleet report sums.
+func TestParseCloudBytes(t *testing.T) {
+	metrics := `# HELP apiserver_response_sizes Response size distribution in bytes
+apiserver_response_sizes_sum{component="apiserver",group="",resource="pods",scope="cluster",subresource="",verb="LIST",version="v1"} 1000
+apiserver_response_sizes_sum{component="apiserver",group="",resource="secrets",scope="namespace",subresource="",verb="LIST",version="v1"} 24
+apiserver_response_sizes_sum{component="apiserver",group="",resource="leases",scope="resource",subresource="",verb="GET",version="v1"} 300
+apiserver_response_sizes_sum{component="apiserver",group="",resource="leases",scope="resource",subresource="",verb="PUT",version="v1"} 7000
+apiserver_response_sizes_sum{component="apiserver",group="",resource="",scope="",subresource="/metrics",verb="GET",version=""} 9000
+apiserver_response_sizes_count{component="apiserver",group="",resource="pods",scope="cluster",subresource="",verb="LIST",version="v1"} 3
+apiserver_watch_events_sizes_sum{group="",kind="Pod",version="v1"} 50
+apiserver_watch_events_sizes_sum{group="",kind="Secret",version="v1"} 6
+`
+	got, err := parseCloudBytes([]byte(metrics))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := cloudBytes{list: 1024, get: 300, watch: 56}
+	if got != want {
+		t.Errorf("parseCloudBytes: got %+v, want %+v", got, want)
+	}
+	if _, err := parseCloudBytes([]byte(`apiserver_watch_events_sizes_sum{kind="Pod"} x`)); err == nil {
+		t.Error("parseCloudBytes of a bad value: got no error, want one")
+	}
+}
+
+// TestCountConnsTo counts the established connections to one port.
+func TestCountConnsTo(t *testing.T) {
+	table := `  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode
+   0: 0100007F:1F90 00000000:0000 0A 00000000:00000000 00:00000000 00000000     0        0 1 1 0000000000000000 100 0 0 10 0
+   1: 0100007F:A000 0100007F:1F90 01 00000000:00000000 00:00000000 00000000     0        0 2 1 0000000000000000 20 4 30 10 -1
+   2: 0100007F:A001 0100007F:1F90 01 00000000:00000000 00:00000000 00000000     0        0 3 1 0000000000000000 20 4 30 10 -1
+   3: 0100007F:A002 0100007F:1F90 06 00000000:00000000 00:00000000 00000000     0        0 0 3 0000000000000000
+   4: 0100007F:1F90 0100007F:A000 01 00000000:00000000 00:00000000 00000000     0        0 4 1 0000000000000000 20 4 30 10 -1
+   5: 0100007F:A003 0100007F:1F91 01 00000000:00000000 00:00000000 00000000     0        0 5 1 0000000000000000 20 4 30 10 -1
+`
+	for _, tt := range []struct {
+		name string
+		port int
+		want int
+	}{{"cloud port", 0x1F90, 2}, {"other port", 0x1F91, 1}, {"no connection", 0x1F92, 0}} {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := countConnsTo([]byte(table), tt.port); got != tt.want {
+				t.Errorf("countConnsTo(%d): got %d, want %d", tt.port, got, tt.want)
+			}
+		})
+	}
+}
+
+// TestSpreadOf is the median and range the rounds are reported with.
+func TestSpreadOf(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		xs   []float64
+		want spread
+	}{
+		{"none", nil, spread{}},
+		{"one", []float64{2}, spread{2, 2, 2}},
+		{"odd", []float64{3, 1, 2}, spread{2, 1, 3}},
+		{"even", []float64{4, 1, 2, 3}, spread{2.5, 1, 4}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := spreadOf(tt.xs); got != tt.want {
+				t.Errorf("spreadOf(%v): got %+v, want %+v", tt.xs, got, tt.want)
+			}
+		})
+	}
+}
+
+// TestFleetReport: the report carries the rounds, the restarts of both
+// sides, the verdicts and the model, and reads the Lease verdict from the
+// results.
+func TestFleetReport(t *testing.T) {
+	for _, tt := range []struct {
+		name   string
+		mutate func(r *fleetResults)
+		want   []string
+	}{
+		{"sound", func(*fleetResults) {}, []string{"| round 1 | 1.00 | 1.00 |", "kubelet read set direct | 10 |",
+			"Model of 10000 nodes", "| steady state: open cloud watches | 3.33  | 33333  |", "no failed Lease renewal | yes (0 failed) |"}},
+		{"lease failures counted", func(r *fleetResults) { r.enterPhase(phaseDaemonRestart); r.leaseFails[bench.LiteSide].Add(2) },
+			[]string{"no failed Lease renewal | **no** (2 failed) |"}},
+		{"restart lists a held object", func(r *fleetResults) { r.rebootLists.single = 1 },
+			[]string{"at most 1 `limit=1` check per node and resource | **no** (0 relists, 1 single-object of held objects"}},
+		{"restart streams a held object", func(r *fleetResults) { r.rebootLists.streams = 1 },
+			[]string{"at most 1 `limit=1` check per node and resource | **no** (0 relists, 0 single-object of held objects, 1 streaming watches of held objects"}},
+		{"restart reads only the new pods' objects", func(r *fleetResults) { r.reboot.lists.single, r.reboot.lists.streams = 6, 4 },
+			[]string{"at most 1 `limit=1` check per node and resource | yes (0 relists, 0 single-object of held objects, 0 streaming watches of held objects, at most 0 checks; all told 6 single-object LISTs and 4 streaming watches"}},
+		{"restart table counts streams", func(r *fleetResults) { r.cloudRestart.lists.streams = 7 },
+			[]string{"apiserver-lite on every node | 10 | 0 | 0 | 7 | 0 |"}},
+		{"lease failures in another phase", func(r *fleetResults) { r.enterPhase(phaseCloudRestart); r.leaseFails[bench.LiteSide].Add(2) },
+			[]string{"no failed Lease renewal | yes (0 failed) |"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			r := soundFleet()
+			tt.mutate(r)
+			var b bytes.Buffer
+			r.writeMarkdown(&b)
+			for _, w := range tt.want {
+				if !strings.Contains(b.String(), w) {
+					t.Errorf("report: got\n%s\nwant it to contain %q", b.String(), w)
+				}
+			}
+		})
+	}
+}
+
+// TestParseSuspects reads the suspects' times from pprof's -top -cum.
+func TestParseSuspects(t *testing.T) {
+	out := `File: kube-apiserver
+Duration: 360.06s, Total samples = 6.96s ( 1.93%)
+      flat  flat%   sum%        cum   cum%
+     0.10s  1.44%  2.30%      1.46s 20.98%  runtime.findRunnable
+         0     0% 34.34%      0.34s  4.89%  golang.org/x/net/http2.(*serverConn).writeFrameAsync
+     0.01s  0.14% 37.07%      0.22s  3.16%  golang.org/x/net/http2.(*serverConn).serve
+         0     0% 38.22%     160ms  2.30%  golang.org/x/net/http2.(*serverConn).readFrames
+         0     0% 53.74%      0.06s  0.86%  golang.org/x/net/http2.(*serverConn).processPing
+         0     0% 53.74%      0.06s  0.86%  golang.org/x/net/http2.(*serverConn).processPingAck
+         0     0% 54.00%      0.10s  1.44%  k8s.io/apiserver/pkg/endpoints/handlers.(*WatchServer).HandleHTTP
+         0     0% 54.10%      0.05s  0.72%  k8s.io/apiserver/pkg/storage/cacher.(*cacheWatcher).process
+         0     0% 54.20%      0.05s  0.72%  k8s.io/apiserver/pkg/storage/cacher.(*cacheWatcher).processInterval
+`
+	got, err := parseSuspects([]byte(out))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []time.Duration{60 * time.Millisecond, 720 * time.Millisecond, 0, 0, 0, 150 * time.Millisecond}
+	if got.total != 6960*time.Millisecond {
+		t.Errorf("total: got %v, want 6.96s", got.total)
+	}
+	for i, w := range want {
+		if got.cum[i] != w {
+			t.Errorf("%s: got %v, want %v", suspects[i].name, got.cum[i], w)
+		}
+	}
+	if _, err := parseSuspects([]byte("no profile")); err == nil {
+		t.Error("parseSuspects without a total: got no error, want one")
+	}
+}
+
+// FuzzFleetParsers: the fleet report's parsers of kube-apiserver's
+// metrics, /proc/net/tcp and pprof's summary never panic.
+func FuzzFleetParsers(f *testing.F) {
+	f.Add([]byte("apiserver_watch_events_sizes_sum{kind=\"Pod\"} 5\n"))
+	f.Add([]byte("Total samples = \n   0 0% 0% 1s 1% golang.org/x/net/http2.(*serverConn).serve\n"))
+	f.Add([]byte("   1: 0100007F:A000 0100007F:1F90 01 0\n"))
+	f.Fuzz(func(_ *testing.T, data []byte) {
+		_, _ = parseCloudBytes(data)
+		_, _ = parseSuspects(data)
+		_ = countConnsTo(data, 0x1F90)
+	})
+}

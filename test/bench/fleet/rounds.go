@@ -1,0 +1,244 @@
+//go:build e2e
+
+package fleet
+
+import (
+	"context"
+	"fmt"
+	"github.com/apiserver-lite/apiserver-lite/test/bench"
+	"os"
+	"slices"
+	"testing"
+	"time"
+
+	"k8s.io/client-go/kubernetes"
+)
+
+// envFleetProfiles names a directory to keep kube-apiserver's CPU profiles
+// in; unset, they go to the test's temporary directory.
+const envFleetProfiles = "BENCH_FLEET_PROFILES"
+
+// fleetRound is one round's steady state of each side.
+type fleetRound struct {
+	lite, direct sideCost
+}
+
+// fleetStep is one step of a fleet run.
+type fleetStep struct {
+	name string
+	run  func() error
+}
+
+// steps are a run's steps: the data set; the first round of both sides,
+// each followed by a cloud restart (the apiserver-lite side also by a
+// restart of every node); then the other rounds, apiserver-lite's and the
+// direct side's in turn.
+func (f *fleet) steps(ctx context.Context, r *fleetResults) []fleetStep {
+	var lite, direct context.CancelFunc
+	steps := []fleetStep{
+		{"data set", func() error { return f.load(ctx, r) }},
+		{"apiserver-lite steady state, round 1", func() (err error) { lite, err = f.liteRound(ctx, r); return err }},
+		{"cloud restart, apiserver-lite", func() (err error) { r.cloudRestart, err = f.restartCloud(ctx, r, "c", f.liteCaughtUp); return err }},
+		{"reboot of every node", func() error { return f.reboot(ctx, r) }},
+		{"direct steady state, round 1", func() (err error) { direct, err = f.directRound(ctx, r, lite); return err }},
+		{"cloud restart, direct", func() (err error) { r.directRestart, err = f.restartCloud(ctx, r, "e", f.directCaughtUp); return err }},
+	}
+	for i := 2; i <= f.cfg.Rounds; i++ {
+		steps = append(steps,
+			fleetStep{fmt.Sprintf("apiserver-lite steady state, round %d", i), func() (err error) { lite, err = f.liteRound(ctx, r, direct); return err }},
+			fleetStep{fmt.Sprintf("direct steady state, round %d", i), func() (err error) { direct, err = f.directRound(ctx, r, lite); return err }})
+	}
+	return append(steps, fleetStep{"profile summaries", func() error {
+		if direct != nil {
+			direct()
+		}
+		return f.summarize(ctx, r)
+	}})
+}
+
+// liteRound ends the direct side (stop), starts every node's
+// apiserver-lite, renews the Leases through it, and measures the steady
+// state. The apiserver-lites and their Lease renewals keep running until
+// the returned function is called.
+func (f *fleet) liteRound(ctx context.Context, r *fleetResults, stop ...context.CancelFunc) (context.CancelFunc, error) {
+	for _, s := range stop {
+		s()
+	}
+	f.direct = nil
+	base, err := readBaseline(ctx, f.c)
+	if err != nil {
+		return nil, err
+	}
+	r.enterPhase(phaseRoundStart)
+	defer r.enterPhase(phaseSteady)
+	for _, n := range f.nodes {
+		n.Start()
+	}
+	pods := f.cfg.Pods + len(f.added)
+	if err := f.eachNode(func(i int) error { return f.caughtUp(ctx, i, pods, "") }); err != nil {
+		return nil, err
+	}
+	sctx, cancel := context.WithCancel(ctx)
+	f.renewLeases(sctx, f.local, &r.leaseFails[bench.LiteSide])
+	time.Sleep(f.cfg.Settle)
+	r.enterPhase(phaseSteady)
+	_, err = f.measure(ctx, r, bench.LiteSide, base)
+	stopLite := func() {
+		cancel()
+		for _, n := range f.nodes {
+			n.Kill()
+		}
+	}
+	if err != nil {
+		stopLite()
+		return nil, err
+	}
+	return stopLite, nil
+}
+
+// directRound stops the apiserver-lites (stop) and opens every node's
+// kubelet read set directly against the cloud, with the same Lease
+// renewals, and measures the steady state. They keep running until the
+// returned function is called.
+func (f *fleet) directRound(ctx context.Context, r *fleetResults, stop context.CancelFunc) (context.CancelFunc, error) {
+	if stop == nil {
+		return nil, errNoSide
+	}
+	stop()
+	base, err := readBaseline(ctx, f.c)
+	if err != nil {
+		return nil, err
+	}
+	r.enterPhase(phaseRoundStart)
+	defer r.enterPhase(phaseSteady)
+	sctx, cancel := context.WithCancel(ctx)
+	direct := make([]kubernetes.Interface, len(f.nodes))
+	f.direct = make([]*kubeletReads, len(f.nodes))
+	err = f.eachNode(func(i int) error {
+		k, err := openKubeletReads(sctx, f.nodes[i].CloudConfig, nodeName(i), f.podNames(i))
+		if err != nil {
+			return err
+		}
+		f.direct[i], direct[i] = k, k.cs
+		return nil
+	})
+	if err == nil {
+		f.renewLeases(sctx, direct, &r.leaseFails[bench.KubeSide])
+		time.Sleep(f.cfg.Settle)
+		r.enterPhase(phaseSteady)
+		_, err = f.measure(ctx, r, bench.KubeSide, base)
+	}
+	if err != nil {
+		cancel()
+		return nil, err
+	}
+	return cancel, nil
+}
+
+// measure counts one side's steady state, profiling kube-apiserver over
+// the window, and records it in the round it belongs to.
+func (f *fleet) measure(ctx context.Context, r *fleetResults, side int, base baseline) (sideCost, error) {
+	round := len(r.rounds)
+	if side == bench.LiteSide {
+		r.rounds = append(r.rounds, fleetRound{})
+	} else {
+		round--
+	}
+	label := fmt.Sprintf("%s-%d", sideLabel(side), round+1)
+	clients0, start := f.clientsCPU(side), time.Now()
+	cost, paths, err := profiledSide(ctx, f.c, f.cfg, base, f.profiles, label)
+	if err != nil {
+		return cost, err
+	}
+	cost.clientCPU = time.Duration(float64(f.clientsCPU(side)-clients0) / time.Since(start).Minutes())
+	f.profiled[side] = append(f.profiled[side], paths...)
+	if side == bench.LiteSide {
+		r.rounds[round].lite = cost
+		if round == 0 {
+			r.lite = cost
+		}
+	} else {
+		r.rounds[round].direct = cost
+		if round == 0 {
+			r.direct = cost
+		}
+	}
+	return cost, nil
+}
+
+// clientsCPU is the CPU time every apiserver-lite has used on this
+// machine; zero on the direct side, whose informers share the benchmark's
+// process. A process that is gone counts nothing.
+func (f *fleet) clientsCPU(side int) time.Duration {
+	var sum time.Duration
+	if side == bench.KubeSide {
+		return sum
+	}
+	for _, n := range f.nodes {
+		if d, err := bench.ReadCPU(n.Process().Pid()); err == nil {
+			sum += d
+		}
+	}
+	return sum
+}
+
+// summarize writes each side's profile summary into r.
+func (f *fleet) summarize(ctx context.Context, r *fleetResults) error {
+	for _, side := range []int{bench.LiteSide, bench.KubeSide} {
+		top, err := profileTop(ctx, f.profiled[side])
+		if err != nil {
+			return fmt.Errorf("%s: %w", sideLabel(side), err)
+		}
+		r.profileTop[side] = top
+		if r.suspects[side], err = profileSuspects(ctx, f.profiled[side]); err != nil {
+			return fmt.Errorf("%s: %w", sideLabel(side), err)
+		}
+	}
+	return nil
+}
+
+func sideLabel(side int) string {
+	if side == bench.LiteSide {
+		return "apiserver-lite"
+	}
+	return "direct"
+}
+
+// profileDir is where kube-apiserver's CPU profiles are kept.
+func profileDir(t *testing.T) string {
+	if d := os.Getenv(envFleetProfiles); d != "" {
+		return d
+	}
+	return t.TempDir()
+}
+
+// spread is the median, least and most of xs.
+type spread struct{ median, least, most float64 }
+
+func spreadOf(xs []float64) spread {
+	if len(xs) == 0 {
+		return spread{}
+	}
+	s := slices.Sorted(slices.Values(xs))
+	m := s[len(s)/2]
+	if len(s)%2 == 0 {
+		m = (s[len(s)/2-1] + s[len(s)/2]) / 2
+	}
+	return spread{median: m, least: s[0], most: s[len(s)-1]}
+}
+
+// cpuSpread is the spread of a side's kube-apiserver CPU seconds per
+// minute over the rounds.
+func (r *fleetResults) cpuSpread(side int) spread {
+	var xs []float64
+	for _, rd := range r.rounds {
+		c := rd.lite
+		if side == bench.KubeSide {
+			c = rd.direct
+		}
+		if c.apiCPU > 0 {
+			xs = append(xs, c.apiCPU.Seconds())
+		}
+	}
+	return spreadOf(xs)
+}
