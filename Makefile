@@ -177,7 +177,7 @@ bench-frames: build tools
 	APISERVER_LITE_BIN=$(abspath $(BINARY)) \
 	APISERVER_LITE_TOOLS_BIN=$$(test/tools/build.sh) \
 	GODEBUG=http2debug=2 \
-	$(GO) test -tags e2e -count=1 -timeout $(BENCH_TIMEOUT) -run '^TestBenchFrames$$' -v ./test/bench/
+	$(GO) test -tags e2e -count=1 -timeout $(BENCH_TIMEOUT) -run '^TestBenchFrames$$' -v ./test/bench/fleet/
 
 # The pool benchmark (docs/pool.md): for each size of BENCH_POOL_SIZES,
 # that many nodes on their node credentials, each with a reader of

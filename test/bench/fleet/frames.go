@@ -1,6 +1,6 @@
 //go:build e2e
 
-package bench
+package fleet
 
 import (
 	"bufio"

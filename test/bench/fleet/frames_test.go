@@ -1,6 +1,6 @@
 //go:build e2e
 
-package bench
+package fleet
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/apiserver-lite/apiserver-lite/test/bench"
 	"github.com/apiserver-lite/apiserver-lite/test/e2e/framework"
 )
 
@@ -58,7 +59,7 @@ func TestBenchFrames(t *testing.T) {
 	}
 	table := frameTable([]string{"apiserver-lite", "kubelet read set direct"}, []frameCounts{lite, direct})
 	t.Logf("one node, %d pods, %s windows; failed Lease renewals %d / %d:\n%s",
-		cfg.Pods, cfg.Window, r.leaseFails[liteSide].Load(), r.leaseFails[kubeSide].Load(), table)
+		cfg.Pods, cfg.Window, r.leaseFails[bench.LiteSide].Load(), r.leaseFails[bench.KubeSide].Load(), table)
 	if p := os.Getenv(envFramesReport); p != "" {
 		if err := os.WriteFile(p, []byte(table), 0o600); err != nil {
 			t.Fatal(err)
@@ -77,7 +78,7 @@ func (f *fleet) liteFrames(ctx context.Context, r *fleetResults) (frameCounts, e
 	}
 	sctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	f.renewLeases(sctx, f.local, &r.leaseFails[liteSide])
+	f.renewLeases(sctx, f.local, &r.leaseFails[bench.LiteSide])
 	from, to := f.framesWindow()
 	return countLogFrames(f.nodes[0].Process().LogPath, opened, from, to)
 }
@@ -93,7 +94,7 @@ func (f *fleet) directFrames(ctx context.Context, r *fleetResults, ownLog string
 	if err != nil {
 		return frameCounts{}, err
 	}
-	go renewLeases(sctx, k.cs, nodeName(0), &r.leaseFails[kubeSide])
+	go renewLeases(sctx, k.cs, nodeName(0), &r.leaseFails[bench.KubeSide])
 	from, to := f.framesWindow()
 	return countLogFrames(ownLog, opened, from, to)
 }
