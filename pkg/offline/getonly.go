@@ -10,6 +10,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"regexp"
 	"sync/atomic"
 	"time"
@@ -42,6 +43,9 @@ const (
 	maxGetOnlyPath = 1024
 	// headerContentEncoding names the encoding of a body.
 	headerContentEncoding = "Content-Encoding"
+	// queryTimeout is the request parameter bounding the server's work,
+	// which does not change the answer.
+	queryTimeout = "timeout"
 	// fullLogInterval spaces the log lines saying the caps are reached.
 	fullLogInterval = time.Minute
 )
@@ -92,9 +96,10 @@ func newGetOnlyMemo(store Store, log *slog.Logger) *Memo[getOnlyEntry] {
 }
 
 // WrapGetOnly returns next with the node's GETs of get-only kinds stored
-// while online and replayed offline. Online, a 200 answer is stored (a
-// gzip body decoded) under the path and the negotiated media type, and a
-// 403 or 404 removes the stored copy. Other callers' GETs pass through.
+// while online and replayed offline. Online, a 200 answer to a GET or an
+// update (PUT) is stored (a gzip body decoded) under the path and the
+// negotiated media type, and a 403 or 404 removes the stored copy. Other
+// callers' requests, and updates offline, pass through.
 func WrapGetOnly(next http.Handler, cfg GetOnlyConfig) http.Handler {
 	g := newGetOnly(cfg)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -104,14 +109,14 @@ func WrapGetOnly(next http.Handler, cfg GetOnlyConfig) http.Handler {
 			return
 		}
 		if !cfg.Connected() {
-			if !g.replay(w, r.Context(), key) {
+			if r.Method != http.MethodGet || !g.replay(w, r.Context(), key) {
 				next.ServeHTTP(w, r)
 			}
 			return
 		}
 		rec := &response.Recorder{ResponseWriter: w, Limit: maxGetOnlyBody}
 		next.ServeHTTP(rec, r)
-		if err := g.keep(r.Context(), key, rec); err != nil {
+		if err := g.keep(r.Context(), r.Method, key, rec); err != nil {
 			g.logNotStored(r.URL.Path, err)
 		}
 	})
@@ -154,9 +159,14 @@ func newGetOnly(cfg GetOnlyConfig) *getOnly {
 
 // key names r's answer: its path and negotiated media type. ok is false
 // for a request whose answer is not stored: not the node's, not a plain
-// GET of a get-only kind, or converted (Table, metadata only).
+// GET or an update (PUT) of a get-only kind, or converted (Table, metadata
+// only). An update's answer is the object as a GET right after it reads
+// it, so it refreshes the stored copy: a kubelet's Lease replayed offline
+// then carries the resourceVersion of its last renewal, not of its last
+// GET, and its first renewal once online is not a conflict.
 func (g *getOnly) key(r *http.Request) (string, bool) {
-	if r.Method != http.MethodGet || r.URL.RawQuery != "" || len(r.URL.Path) > maxGetOnlyPath || !isGetOnly(r.URL.Path) ||
+	if (r.Method != http.MethodGet && r.Method != http.MethodPut) || !plainQuery(r.URL.Query()) ||
+		len(r.URL.Path) > maxGetOnlyPath || !isGetOnly(r.URL.Path) ||
 		g.cfg.FromNode == nil || !g.cfg.FromNode(r) {
 		return "", false
 	}
@@ -165,6 +175,18 @@ func (g *getOnly) key(r *http.Request) (string, bool) {
 		return "", false
 	}
 	return r.URL.Path + "#" + resp.MediaType(), true
+}
+
+// plainQuery reports whether q changes nothing in the answer: empty, or
+// only the server-side timeout that client-go adds for a client with a
+// timeout (the kubelet's Lease client: GET ...?timeout=10s).
+func plainQuery(q url.Values) bool {
+	for k := range q {
+		if k != queryTimeout {
+			return false
+		}
+	}
+	return true
 }
 
 func isGetOnly(path string) bool {
@@ -177,10 +199,10 @@ func isGetOnly(path string) bool {
 }
 
 // keep stores a 200 answer within the caps and forgets the object on a
-// 403 or 404.
-func (g *getOnly) keep(ctx context.Context, key string, rec *response.Recorder) error {
+// GET's 403 or 404 (an update refused says nothing of what a GET reads).
+func (g *getOnly) keep(ctx context.Context, method, key string, rec *response.Recorder) error {
 	switch {
-	case rec.Status == http.StatusForbidden || rec.Status == http.StatusNotFound:
+	case method == http.MethodGet && (rec.Status == http.StatusForbidden || rec.Status == http.StatusNotFound):
 		return g.cfg.Store.Delete(ctx, GetOnlyPrefix+key)
 	case rec.Status != http.StatusOK || rec.Overflow:
 		return nil
