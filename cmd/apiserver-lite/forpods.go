@@ -55,7 +55,7 @@ func (w *wiring) holdingsConfig(cl cloudClients, obs *operations.Observer) (forp
 	if err != nil {
 		return forpods.NodeConfig{}, err
 	}
-	sync := forpods.SyncDeps{Cloud: w.cloud, Conns: w.conns, Discovery: cl.disc,
+	sync := forpods.SyncDeps{Cloud: w.cloud, Conns: w.conns, Discovery: cl.lookup,
 		Store: operations.ObservedStore{Store: w.store, Observer: obs}, Link: w.link, Observer: obs, Logger: w.log}
 	return forpods.NodeConfig{Resources: w.cfg.PodIdentityResources, MaxResources: w.cfg.PodIdentityMaxResources,
 		Owners: w.cfg.PodIdentityOwners, Caps: caps, CacheSize: w.cfg.WatchCacheSize, Res: w.res, Caches: w.caches,

@@ -205,7 +205,10 @@ func cloudConfig(kubeconfig string, conns *link.Conns) (*rest.Config, error) {
 type cloudClients struct {
 	raw  *cloudsync.RawClient
 	disc *discovery.DiscoveryClient
-	meta metadata.Interface // metadata lists of the lean relist
+	// lookup is disc's resource lookups, concurrent ones of a group
+	// version sharing one request (every sync's at start).
+	lookup cloudsync.Discoverer
+	meta   metadata.Interface // metadata lists of the lean relist
 }
 
 func newCloudClients(cloud *rest.Config) (cloudClients, error) {
@@ -221,7 +224,7 @@ func newCloudClients(cloud *rest.Config) (cloudClients, error) {
 	if err != nil {
 		return cloudClients{}, fmt.Errorf("cloud metadata client: %w", err)
 	}
-	return cloudClients{raw: raw, disc: disc, meta: meta}, nil
+	return cloudClients{raw: raw, disc: disc, lookup: cloudsync.SharedDiscovery(disc), meta: meta}, nil
 }
 
 // newVersionKeeper returns the keeper of the cloud's version, loaded with

@@ -47,4 +47,8 @@
 // a syncer waits on it instead of retrying into an outage, and retries
 // with its jittered backoff, reset only after a successful commit, so a
 // failing store pauses the sync instead of storming the cloud with LISTs.
+//
+// A syncer looks its resource up in the cloud's discovery before its first
+// list; SharedDiscovery makes concurrent lookups of one group version (every
+// sync's at start) one request, keeping nothing after it returns.
 package cloudsync

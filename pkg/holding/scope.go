@@ -13,7 +13,6 @@ import (
 	authenticationv1 "k8s.io/api/authentication/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	utilnet "k8s.io/apimachinery/pkg/util/net"
 	"k8s.io/apimachinery/pkg/util/wait"
 	authv1client "k8s.io/client-go/kubernetes/typed/authentication/v1"
 	"k8s.io/client-go/rest"
@@ -68,23 +67,19 @@ var scopeBackoff = wait.Backoff{Duration: time.Second, Factor: 2, Jitter: 0.5, S
 // WhoAmI returns the cloud's view of the daemon's identity.
 type WhoAmI func(ctx context.Context) (authenticationv1.UserInfo, error)
 
-// SelfReview asks the cloud with a SelfSubjectReview. Each review closes
-// its idle connection when done: a review is made at start only, and the
-// connection would otherwise stay open beside the sync's, answering the
-// cloud transport's HTTP/2 PINGs, until the idle timeout (90 s).
+// SelfReview asks the cloud with a SelfSubjectReview on cloud's
+// connection: the daemon's cloud configuration keeps one transport for the
+// node's credentials (link.ConfigureTransport), so the connection the
+// review leaves open at start is the one the syncs go on to use, and
+// closing it would cost the cloud a second TLS handshake.
 func SelfReview(cloud *rest.Config) (WhoAmI, error) {
-	hc, err := rest.HTTPClientFor(cloud)
-	if err != nil {
-		return nil, fmt.Errorf("cloud client: %w", err)
-	}
-	c, err := authv1client.NewForConfigAndClient(cloud, hc)
+	c, err := authv1client.NewForConfig(cloud)
 	if err != nil {
 		return nil, fmt.Errorf("cloud client: %w", err)
 	}
 	return func(ctx context.Context) (authenticationv1.UserInfo, error) {
 		ctx, cancel := context.WithTimeout(ctx, selfReviewTimeout)
 		defer cancel()
-		defer utilnet.CloseIdleConnectionsFor(hc.Transport)
 		r, err := c.SelfSubjectReviews().Create(ctx, &authenticationv1.SelfSubjectReview{}, metav1.CreateOptions{})
 		if err != nil {
 			return authenticationv1.UserInfo{}, fmt.Errorf("self subject review: %w", err)

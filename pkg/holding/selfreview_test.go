@@ -6,54 +6,37 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
-	"sync"
+	"sync/atomic"
 	"testing"
-	"time"
 
 	authenticationv1 "k8s.io/api/authentication/v1"
 	"k8s.io/client-go/rest"
+
+	"github.com/apiserver-lite/apiserver-lite/pkg/cloudsync/link"
 )
 
-// connStates records the last state of each connection a server saw.
-type connStates struct {
-	mu   sync.Mutex
-	last map[net.Conn]http.ConnState // guarded by mu
-}
-
-func (c *connStates) record(conn net.Conn, s http.ConnState) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.last[conn] = s
-}
-
-// open counts the connections not closed.
-func (c *connStates) open() int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	n := 0
-	for _, s := range c.last {
-		if s != http.StateClosed && s != http.StateHijacked {
-			n++
-		}
-	}
-	return n
-}
-
-// TestSelfReviewClosesItsConnection: the review is made at start only; its
-// connection must not stay open (and answer PINGs) beside the sync's.
-func TestSelfReviewClosesItsConnection(t *testing.T) {
-	states := &connStates{last: map[net.Conn]http.ConnState{}}
+// TestSelfReviewLeavesItsConnectionToTheSyncs: the review made at start
+// and the clients of the same configuration built after it (the syncs')
+// cost the cloud one TLS connection between them, not one each.
+func TestSelfReviewLeavesItsConnectionToTheSyncs(t *testing.T) {
+	var accepted atomic.Int32
 	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		_ = json.NewEncoder(w).Encode(&authenticationv1.SelfSubjectReview{
 			Status: authenticationv1.SelfSubjectReviewStatus{UserInfo: authenticationv1.UserInfo{Username: "system:node:n1"}}})
 	}))
 	srv.EnableHTTP2 = true
-	srv.Config.ConnState = states.record
+	srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+		if s == http.StateNew {
+			accepted.Add(1)
+		}
+	}
 	srv.StartTLS()
 	defer srv.Close()
 	caPEM := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw})
-	ask, err := SelfReview(&rest.Config{Host: srv.URL, TLSClientConfig: rest.TLSClientConfig{CAData: caPEM}})
+	cloud := &rest.Config{Host: srv.URL, TLSClientConfig: rest.TLSClientConfig{CAData: caPEM}}
+	link.ConfigureTransport(cloud, link.NewConns(nil))
+	ask, err := SelfReview(cloud)
 	if err != nil {
 		t.Fatalf("SelfReview: %v", err)
 	}
@@ -64,11 +47,16 @@ func TestSelfReviewClosesItsConnection(t *testing.T) {
 	if u.Username != "system:node:n1" {
 		t.Errorf("got user %q, want system:node:n1", u.Username)
 	}
-	deadline := time.Now().Add(5 * time.Second)
-	for states.open() > 0 && time.Now().Before(deadline) {
-		time.Sleep(10 * time.Millisecond)
+	hc, err := rest.HTTPClientFor(cloud) // a sync's client, built after the review
+	if err != nil {
+		t.Fatalf("HTTPClientFor: %v", err)
 	}
-	if n := states.open(); n != 0 {
-		t.Errorf("got %d connections open after the review, want 0", n)
+	resp, err := hc.Get(srv.URL + "/api")
+	if err != nil {
+		t.Fatalf("sync request: %v", err)
+	}
+	_ = resp.Body.Close()
+	if got := accepted.Load(); got != 1 {
+		t.Errorf("got %d connections accepted for the review and a later sync, want 1", got)
 	}
 }

@@ -71,9 +71,9 @@ type Conns struct {
 	// closed holds one value once a connection closed. Immutable.
 	closed chan struct{}
 
-	// wrapped holds the transports whose dialer is wrapped already.
-	// Guarded by baseTransportMu.
-	wrapped map[*http.Transport]struct{}
+	// wrapped holds the transports whose dialer is wrapped already, with
+	// their connections' state. Guarded by baseTransportMu.
+	wrapped map[*http.Transport]*cloudTransport
 }
 
 // NewConns returns a Conns timed by c; nil means the real clock.
@@ -82,7 +82,7 @@ func NewConns(c clock.WithDelayedExecution) *Conns {
 		c = clock.RealClock{}
 	}
 	return &Conns{clock: c, tracker: connrotation.NewConnectionTracker(),
-		closed: make(chan struct{}, 1), wrapped: map[*http.Transport]struct{}{}}
+		closed: make(chan struct{}, 1), wrapped: map[*http.Transport]*cloudTransport{}}
 }
 
 // LastRead implements Connections.
@@ -110,17 +110,20 @@ func (c *Conns) LostPing() time.Time {
 func (c *Conns) CloseAll() { c.tracker.CloseAll() }
 
 // wrapLocked makes t's new connections watched, their dials bounded by
-// dialTimeout. client-go shares one transport between the clients of equal
-// TLS configurations, so t is wrapped once. http.DefaultTransport, shared
-// by the whole process, is left alone. baseTransportMu must be held.
-func (c *Conns) wrapLocked(t *http.Transport) {
+// dialTimeout, and returns t's state; rt is what client-go built around t,
+// kept for as long as c (see cloudTransport.pinned). client-go shares one
+// transport between the clients of equal TLS configurations, so t is
+// wrapped once. http.DefaultTransport, shared by the whole process, is
+// left alone (nil). baseTransportMu must be held.
+func (c *Conns) wrapLocked(t *http.Transport, rt http.RoundTripper) *cloudTransport {
 	if t == http.DefaultTransport {
-		return
+		return nil
 	}
-	if _, ok := c.wrapped[t]; ok {
-		return
+	if ct, ok := c.wrapped[t]; ok {
+		return ct
 	}
-	c.wrapped[t] = struct{}{}
+	ct := &cloudTransport{pinned: rt}
+	c.wrapped[t] = ct
 	dial := t.DialContext
 	if dial == nil {
 		dial = (&net.Dialer{KeepAlive: dialKeepAlive}).DialContext
@@ -133,10 +136,12 @@ func (c *Conns) wrapLocked(t *http.Transport) {
 		// A completed dial is not the cloud heard: a middlebox (or a
 		// proxy whose upstream is gone) completes the handshake and then
 		// forwards nothing. Only the connection's own silence starts here.
-		w := &watchedConn{Conn: conn, conns: c}
+		w := &watchedConn{Conn: conn, conns: c, transport: ct}
 		w.lastRead.Store(c.clock.Now().UnixNano())
+		ct.open.Add(1)
 		return c.tracker.Track(w), nil
 	}
+	return ct
 }
 
 // boundedDial runs dial, cancelled after dialTimeout on the clock.
@@ -166,7 +171,8 @@ func (c *Conns) closedOne() {
 // watchedConn reports its reads and its loss to conns.
 type watchedConn struct {
 	net.Conn
-	conns *Conns
+	conns     *Conns          // immutable
+	transport *cloudTransport // immutable; counts it open until Close; may be nil
 	// lastRead is the Unix nanoseconds of this connection's last read.
 	lastRead atomic.Int64
 	// failed is set once a read failed other than by Close.
@@ -187,6 +193,9 @@ func (w *watchedConn) Read(p []byte) (int, error) {
 
 func (w *watchedConn) Close() error {
 	w.closeOnce.Do(func() {
+		if w.transport != nil {
+			w.transport.open.Add(-1)
+		}
 		now := w.conns.clock.Now().UnixNano()
 		silent := time.Duration(now - w.lastRead.Load())
 		switch {

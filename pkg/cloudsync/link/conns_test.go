@@ -101,7 +101,7 @@ func TestConnsBoundDials(t *testing.T) {
 		<-ctx.Done() // a SYN that is never answered
 		return nil, ctx.Err()
 	}}
-	configureBase(tr, NewConns(clk))
+	configureBase(tr, tr, NewConns(clk))
 	errc := make(chan error, 1)
 	go func() {
 		_, err := tr.DialContext(context.Background(), "tcp", "192.0.2.1:443")
@@ -147,7 +147,7 @@ func TestConnsDialIsNotARead(t *testing.T) {
 	conns := NewConns(clk)
 	tr := &http.Transport{}
 	baseTransportMu.Lock()
-	conns.wrapLocked(tr)
+	conns.wrapLocked(tr, tr)
 	baseTransportMu.Unlock()
 	c, err := tr.DialContext(context.Background(), "tcp", ln.Addr().String())
 	if err != nil {

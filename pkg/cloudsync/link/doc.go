@@ -23,7 +23,14 @@
 // link works. HTTP/2 PINGs on the cloud transport end watches on
 // half-open connections, and its dials give up after 5 s. The daemon's
 // clients of the cloud share that transport, so a node holds one
-// connection to the cloud, as a kubelet does.
+// connection to the cloud, as a kubelet does: the transport is kept for
+// the daemon's life (client-go's cache holds it weakly), and while it has
+// no connection one request at a time dials, the others waiting until it
+// has one, so a start's concurrent first requests cost the cloud one TLS
+// handshake, not one each (firstconn.go). Clients without the node's
+// client certificate (bearer tokens) get a transport, and a connection,
+// of their own: the cloud authenticates a client certificate before a
+// token.
 //
 // The Link also bounds the full relists in flight (AcquireRelist) and
 // tells every syncer when one found the cloud's history behind the stored

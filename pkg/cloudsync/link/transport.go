@@ -41,12 +41,18 @@ const (
 // PINGs, so a half-open connection to the cloud is closed, failing its
 // requests and watches, within http2ReadIdleTimeout+http2PingTimeout
 // instead of hanging; and, with conns, makes conns watch every connection
-// (see Conns). It keeps any WrapTransport already set.
+// (see Conns), keeps client-go's transport for cfg's TLS configuration
+// for as long as conns, so that every client of cfg, whenever built,
+// shares its connection, and lets only one request at a time dial while
+// that transport has no connection (see firstConn). It keeps any
+// WrapTransport already set.
 func ConfigureTransport(cfg *rest.Config, conns *Conns) {
 	wrap := cfg.WrapTransport
 	cfg.WrapTransport = func(rt http.RoundTripper) http.RoundTripper {
 		if t := baseTransport(rt); t != nil {
-			configureBase(t, conns)
+			if ct := configureBase(t, rt, conns); ct != nil {
+				rt = &firstConn{next: rt, transport: ct}
+			}
 		}
 		if wrap != nil {
 			return wrap(rt)
@@ -77,17 +83,19 @@ func baseTransport(rt http.RoundTripper) *http.Transport {
 }
 
 // configureBase sets the PING timeouts on t and lets conns watch its
-// connections. golang.org/x/net/http2, which client-go configures, reads
-// the timeouts from http.Transport.HTTP2 for each new connection and
-// prefers them to its own fields.
-func configureBase(t *http.Transport, conns *Conns) {
+// connections, returning their state (nil without conns). rt is what
+// client-go built around t. golang.org/x/net/http2, which client-go
+// configures, reads the timeouts from http.Transport.HTTP2 for each new
+// connection and prefers them to its own fields.
+func configureBase(t *http.Transport, rt http.RoundTripper, conns *Conns) *cloudTransport {
 	baseTransportMu.Lock()
 	defer baseTransportMu.Unlock()
+	var ct *cloudTransport
 	if conns != nil {
-		conns.wrapLocked(t)
+		ct = conns.wrapLocked(t, rt)
 	}
 	if h := t.HTTP2; h != nil && h.SendPingTimeout == http2ReadIdleTimeout && h.PingTimeout == http2PingTimeout {
-		return // a transport shared from client-go's cache, set already
+		return ct // a transport shared from client-go's cache, set already
 	}
 	h := &http.HTTP2Config{}
 	if t.HTTP2 != nil {
@@ -95,6 +103,7 @@ func configureBase(t *http.Transport, conns *Conns) {
 	}
 	h.SendPingTimeout, h.PingTimeout = http2ReadIdleTimeout, http2PingTimeout
 	t.HTTP2 = h
+	return ct
 }
 
 // NewProbe returns a link probe for Config.Probe: a GET of probePath

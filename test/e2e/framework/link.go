@@ -7,6 +7,7 @@ import (
 	"net"
 	"sync"
 	"sync/atomic"
+	"time"
 )
 
 // linkProxy forwards TCP connections from a loopback port to
@@ -25,6 +26,9 @@ type linkProxy struct {
 	// sent and received count the bytes forwarded to and from the cloud,
 	// TLS records included.
 	sent, received atomic.Int64
+	// accepted holds when each connection was accepted: each is a TLS
+	// handshake the cloud made. Guarded by mu.
+	accepted []time.Time
 
 	mu sync.Mutex
 	// cut is true between CutLink and RestoreLink. Guarded by mu.
@@ -143,6 +147,9 @@ func (l *linkProxy) serve() {
 		if err != nil {
 			continue
 		}
+		l.mu.Lock()
+		l.accepted = append(l.accepted, time.Now())
+		l.mu.Unlock()
 		l.wg.Add(1)
 		go l.forward(conn)
 	}
@@ -218,6 +225,22 @@ func (l *linkProxy) waitFlowing() bool {
 	case <-l.closed:
 		return false
 	}
+}
+
+// LinkAccepts returns when each of apiserver-lite's connections to the
+// cloud was accepted since since, oldest first: each cost the cloud a TLS
+// handshake. It needs Options.EdgeLink.
+func (c *Cluster) LinkAccepts(since time.Time) []time.Time {
+	l := c.mustLink()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var out []time.Time
+	for _, at := range l.accepted {
+		if !at.Before(since) {
+			out = append(out, at)
+		}
+	}
+	return out
 }
 
 // LinkBytes returns the bytes apiserver-lite sent to and received from the
