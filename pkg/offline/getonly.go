@@ -96,10 +96,9 @@ func newGetOnlyMemo(store Store, log *slog.Logger) *Memo[getOnlyEntry] {
 }
 
 // WrapGetOnly returns next with the node's GETs of get-only kinds stored
-// while online and replayed offline. Online, a 200 answer to a GET or an
-// update (PUT) is stored (a gzip body decoded) under the path and the
-// negotiated media type, and a 403 or 404 removes the stored copy. Other
-// callers' requests, and updates offline, pass through.
+// while online and replayed offline. Online, a 200 answer is stored (a
+// gzip body decoded) under the path and the negotiated media type, and a
+// 403 or 404 removes the stored copy. Other callers' GETs pass through.
 func WrapGetOnly(next http.Handler, cfg GetOnlyConfig) http.Handler {
 	g := newGetOnly(cfg)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -109,14 +108,14 @@ func WrapGetOnly(next http.Handler, cfg GetOnlyConfig) http.Handler {
 			return
 		}
 		if !cfg.Connected() {
-			if r.Method != http.MethodGet || !g.replay(w, r.Context(), key) {
+			if !g.replay(w, r.Context(), key) {
 				next.ServeHTTP(w, r)
 			}
 			return
 		}
 		rec := &response.Recorder{ResponseWriter: w, Limit: maxGetOnlyBody}
 		next.ServeHTTP(rec, r)
-		if err := g.keep(r.Context(), r.Method, key, rec); err != nil {
+		if err := g.keep(r.Context(), key, rec); err != nil {
 			g.logNotStored(r.URL.Path, err)
 		}
 	})
@@ -159,13 +158,12 @@ func newGetOnly(cfg GetOnlyConfig) *getOnly {
 
 // key names r's answer: its path and negotiated media type. ok is false
 // for a request whose answer is not stored: not the node's, not a plain
-// GET or an update (PUT) of a get-only kind, or converted (Table, metadata
-// only). An update's answer is the object as a GET right after it reads
-// it, so it refreshes the stored copy: a kubelet's Lease replayed offline
-// then carries the resourceVersion of its last renewal, not of its last
-// GET, and its first renewal once online is not a conflict.
+// GET of a get-only kind, or converted (Table, metadata only). Updates
+// are not stored: a kubelet renews its Lease every 10 s, and a write to
+// the node's disk at each renewal would cost more than the one conflict a
+// replayed Lease causes once online (the kubelet then reads it again).
 func (g *getOnly) key(r *http.Request) (string, bool) {
-	if (r.Method != http.MethodGet && r.Method != http.MethodPut) || !plainQuery(r.URL.Query()) ||
+	if r.Method != http.MethodGet || !plainQuery(r.URL.Query()) ||
 		len(r.URL.Path) > maxGetOnlyPath || !isGetOnly(r.URL.Path) ||
 		g.cfg.FromNode == nil || !g.cfg.FromNode(r) {
 		return "", false
@@ -199,10 +197,10 @@ func isGetOnly(path string) bool {
 }
 
 // keep stores a 200 answer within the caps and forgets the object on a
-// GET's 403 or 404 (an update refused says nothing of what a GET reads).
-func (g *getOnly) keep(ctx context.Context, method, key string, rec *response.Recorder) error {
+// 403 or 404.
+func (g *getOnly) keep(ctx context.Context, key string, rec *response.Recorder) error {
 	switch {
-	case method == http.MethodGet && (rec.Status == http.StatusForbidden || rec.Status == http.StatusNotFound):
+	case rec.Status == http.StatusForbidden || rec.Status == http.StatusNotFound:
 		return g.cfg.Store.Delete(ctx, GetOnlyPrefix+key)
 	case rec.Status != http.StatusOK || rec.Overflow:
 		return nil
