@@ -4,6 +4,7 @@ package bench
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -113,6 +114,15 @@ func (h *heldRun) seed(ctx context.Context, res *heldResults) error {
 		return err
 	}
 	res.seedTook = time.Since(start)
+	// kube-apiserver creates default/kubernetes's EndpointSlice on its own
+	// schedule after it starts: counted before it exists, the cloud's
+	// slices would be one short of what every reader later holds.
+	if err := PollUntil(ctx, func() error {
+		_, err := admin.DiscoveryV1().EndpointSlices(metav1.NamespaceDefault).Get(ctx, "kubernetes", metav1.GetOptions{})
+		return err
+	}); err != nil {
+		return fmt.Errorf("default/kubernetes's EndpointSlice: %w", err)
+	}
 	svcs, err := admin.CoreV1().Services("").List(ctx, metav1.ListOptions{})
 	if err != nil {
 		return err
