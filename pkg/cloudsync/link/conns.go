@@ -193,8 +193,8 @@ func (w *watchedConn) Read(p []byte) (int, error) {
 
 func (w *watchedConn) Close() error {
 	w.closeOnce.Do(func() {
-		if w.transport != nil {
-			w.transport.open.Add(-1)
+		if w.transport != nil && w.transport.open.Add(-1) == 0 {
+			w.transport.ready.Store(false)
 		}
 		now := w.conns.clock.Now().UnixNano()
 		silent := time.Duration(now - w.lastRead.Load())

@@ -2,6 +2,7 @@ package link
 
 import (
 	"context"
+	"crypto/tls"
 	"encoding/pem"
 	"net"
 	"net/http"
@@ -16,13 +17,16 @@ import (
 )
 
 // h2Cloud is a TLS server speaking HTTP/2, as kube-apiserver does, that
-// counts the connections it accepted.
+// counts the connections it accepted and the TLS handshakes it began.
 type h2Cloud struct {
-	srv      *httptest.Server
-	accepted atomic.Int32
+	srv        *httptest.Server
+	accepted   atomic.Int32
+	handshakes atomic.Int32
 }
 
-func newH2Cloud(t *testing.T) *h2Cloud {
+// newH2Cloud starts a cloud; each onHello runs at the start of every
+// handshake with its number, from 1.
+func newH2Cloud(t *testing.T, onHello ...func(n int32)) *h2Cloud {
 	t.Helper()
 	c := &h2Cloud{}
 	c.srv = httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
@@ -30,6 +34,13 @@ func newH2Cloud(t *testing.T) *h2Cloud {
 		_, _ = w.Write([]byte(`{}`))
 	}))
 	c.srv.EnableHTTP2 = true
+	c.srv.TLS = &tls.Config{GetConfigForClient: func(*tls.ClientHelloInfo) (*tls.Config, error) {
+		n := c.handshakes.Add(1)
+		for _, f := range onHello {
+			f(n)
+		}
+		return nil, nil
+	}}
 	c.srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
 		if s == http.StateNew {
 			c.accepted.Add(1)
@@ -141,5 +152,53 @@ func TestFailedFirstRequestReleasesTheOthers(t *testing.T) {
 		case <-time.After(waitTimeout):
 			t.Fatalf("got %d of %d requests answered, want all: waiters hang behind a failed dial", i, requests)
 		}
+	}
+}
+
+// TestFirstRequestGivingUpHandsOverTheDial: on a busy machine the first
+// request (the probe) may give up while its connection's TLS handshake is
+// still under way; the waiting requests must then dial one at a time, not
+// one connection each (a fleet-wide restart at 100 nodes cost the cloud
+// thousands of handshakes so).
+func TestFirstRequestGivingUpHandsOverTheDial(t *testing.T) {
+	const (
+		waiting = 10
+		// slowHandshake delays the server's first handshake past the
+		// first request's patience.
+		slowHandshake = 300 * time.Millisecond
+		patience      = 50 * time.Millisecond
+	)
+	cloud := newH2Cloud(t, func(n int32) {
+		if n == 1 {
+			time.Sleep(slowHandshake)
+		}
+	})
+	hc := httpClient(t, cloud.config())
+	first, cancel := context.WithTimeout(t.Context(), patience)
+	defer cancel()
+	started := make(chan struct{})
+	firstErr := make(chan error, 1)
+	go func() {
+		close(started)
+		firstErr <- get(first, hc, cloud.srv.URL+"/version")
+	}()
+	<-started
+	time.Sleep(patience / 5) // the others queue behind the first
+	ctx, cancelAll := context.WithTimeout(t.Context(), waitTimeout)
+	defer cancelAll()
+	var wg sync.WaitGroup
+	for i := range waiting {
+		wg.Go(func() {
+			if err := get(ctx, hc, cloud.srv.URL+"/version"); err != nil {
+				t.Errorf("waiting request %d: %v", i, err)
+			}
+		})
+	}
+	wg.Wait()
+	if err := <-firstErr; err == nil {
+		t.Errorf("got the impatient first request answered, want it to give up")
+	}
+	if got := cloud.handshakes.Load(); got > 2 {
+		t.Errorf("got %d TLS handshakes for %d requests waiting behind a first that gave up, want at most 2", got, waiting)
 	}
 }
