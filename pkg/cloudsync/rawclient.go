@@ -46,7 +46,8 @@ func (c *RawClient) get(path []string) *rest.Request {
 	return req
 }
 
-// NewRawClient returns a RawClient for the cloud at cfg.
+// NewRawClient returns a RawClient for the cloud at cfg, at most
+// maxOpening of whose requests await their response headers at once.
 func NewRawClient(cfg *rest.Config) (*RawClient, error) {
 	c := rest.CopyConfig(cfg)
 	c.ContentType = runtime.ContentTypeJSON
@@ -54,6 +55,7 @@ func NewRawClient(cfg *rest.Config) (*RawClient, error) {
 	c.NegotiatedSerializer = newRawNegotiator()
 	c.GroupVersion = nil
 	c.APIPath = "/"
+	c.Wrap(newOpeningLimit(maxOpening))
 	if c.UserAgent == "" {
 		c.UserAgent = rest.DefaultKubernetesUserAgent()
 	}

@@ -26,10 +26,14 @@ type rebootLists struct {
 	// streams count the streaming watches (sendInitialEvents=true) that
 	// read a state as a LIST would, of a collection or a held object.
 	streams int
-	// maxChecks is the most limit=1 checks one node made of one resource,
-	// the first such pair in maxChecksOf ("user resource").
-	maxChecks   int
-	maxChecksOf string
+	// maxChecks is the most limit=1 checks one node made of one resource
+	// that the cloud answered, the first such pair in maxChecksOf ("user
+	// resource"); checksThrottled counts the checks API Priority and
+	// Fairness refused with 429 before reading anything, each retried
+	// after the daemon's backoff.
+	maxChecks       int
+	maxChecksOf     string
+	checksThrottled int
 	// newLists are the change's single-object reads (LISTs or streaming
 	// watches); newForbidden and
 	// newThrottled those answered 403 (the Node authorizer's graph did
@@ -69,6 +73,8 @@ func rebootListsOf(events []framework.AuditEvent, suffix string) rebootLists {
 			default:
 				l.streams++
 			}
+		case q.Get("limit") == "1" && throttled(e):
+			l.checksThrottled++
 		case q.Get("limit") == "1":
 			at := e.User.Username + " " + e.Resource()
 			if checks[at]++; checks[at] > l.maxChecks {
@@ -89,6 +95,11 @@ func rebootListsOf(events []framework.AuditEvent, suffix string) rebootLists {
 // (WatchList): a read of the state, as a LIST is.
 func isStream(q url.Values) bool {
 	return q.Get("sendInitialEvents") == "true"
+}
+
+// throttled reports whether e was refused with 429.
+func throttled(e framework.AuditEvent) bool {
+	return e.ResponseStatus != nil && e.ResponseStatus.Code == http.StatusTooManyRequests
 }
 
 // countNew counts one of the change's single-object reads by its answer.

@@ -68,6 +68,9 @@ func TestRebootListsOf(t *testing.T) {
 		{"two checks of one resource", []framework.AuditEvent{
 			check(n0, "pods"), check(n1, "pods"), check(n1, "pods"),
 		}, rebootLists{maxChecks: 2, maxChecksOf: n1 + " pods"}},
+		{"a check refused with 429, then answered", []framework.AuditEvent{
+			answered(check(n0, "csidrivers"), 429), check(n0, "csidrivers"),
+		}, rebootLists{maxChecks: 1, maxChecksOf: n0 + " csidrivers", checksThrottled: 1}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			if got := rebootListsOf(tt.events, "d"); got != tt.want {
