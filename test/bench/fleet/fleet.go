@@ -22,11 +22,27 @@ import (
 // caught up following a restart.
 const restartSettle = 5 * time.Second
 
+const (
+	// watchesBackShare is the share of its open watches before a cloud
+	// restart at which the cloud counts as reconnected: a few may be
+	// between a timeout and their next watch at any moment.
+	watchesBackShare = 0.99
+	// watchesBackWithin bounds that wait: a reflector's backoff reaches
+	// 30 s, and its jitter a minute.
+	watchesBackWithin = 2 * time.Minute
+	// watchesPollEvery is how often the open watches are read meanwhile.
+	watchesPollEvery = 250 * time.Millisecond
+)
+
 // restartResult is what a restart cost the cloud.
 type restartResult struct {
 	lists    listCounts
 	caughtUp time.Duration // until every node serves a change made after it
 	changed  time.Duration // until that change was made in the cloud
+	// watchesBack is until the cloud's open watches were back after its
+	// restart (see watchesBack); 0 if they were not, or for a daemon
+	// restart.
+	watchesBack time.Duration
 	// phases are a fleet-wide daemon restart's steps; zero for the
 	// cloud's restarts.
 	phases rebootPhases

@@ -96,9 +96,12 @@ func TestFleetReport(t *testing.T) {
 		{"restart streams a held object", func(r *fleetResults) { r.rebootLists.streams = 1 },
 			[]string{"at most 1 `limit=1` check per node and resource | **no** (0 relists, 0 single-object of held objects, 1 streaming watches of held objects"}},
 		{"restart reads only the new pods' objects", func(r *fleetResults) { r.reboot.lists.single, r.reboot.lists.streams = 6, 4 },
-			[]string{"at most 1 `limit=1` check per node and resource | yes (0 relists, 0 single-object of held objects, 0 streaming watches of held objects, at most 0 checks; all told 6 single-object LISTs and 4 streaming watches"}},
+			[]string{"at most 1 `limit=1` check per node and resource | yes (0 relists, 0 single-object of held objects, 0 streaming watches of held objects, at most 0 checks answered (0 more refused with 429 and retried); all told 6 single-object LISTs and 4 streaming watches"}},
 		{"restart table counts streams", func(r *fleetResults) { r.cloudRestart.lists.streams = 7 },
 			[]string{"apiserver-lite on every node | 10 | 0 | 0 | 7 | 0 |"}},
+		{"cloud restart counted until its watches were back", func(r *fleetResults) {
+			r.cloudRestart.watchesBack, r.directRestart.watchesBack = 12*time.Second, 0
+		}, []string{"until its open watches were back to 99% of before (apiserver-lite 12s, direct 0s after the cloud was ready; 0s: not within 2m0s)"}},
 		{"lease failures in another phase", func(r *fleetResults) { r.enterPhase(phaseCloudRestart); r.leaseFails[bench.LiteSide].Add(2) },
 			[]string{"no failed Lease renewal | yes (0 failed) |"}},
 	} {

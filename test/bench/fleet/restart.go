@@ -7,6 +7,8 @@ import (
 	"errors"
 	"sync"
 	"time"
+
+	"github.com/apiserver-lite/apiserver-lite/test/bench"
 )
 
 // catchUpFunc waits until node i serves the pod name and its secret.
@@ -31,13 +33,17 @@ func (f *fleet) directCaughtUp(ctx context.Context, i int, name string) error {
 // caughtUp; the time counts from the cloud's readiness. Failed Lease
 // renewals meanwhile count in phaseCloudRestart.
 func (f *fleet) restartCloud(ctx context.Context, r *fleetResults, suffix string, caughtUp catchUpFunc) (restartResult, error) {
+	before, err := bench.OpenWatches(ctx, f.c)
+	if err != nil {
+		return restartResult{}, err
+	}
 	r.enterPhase(phaseCloudRestart)
 	defer r.enterPhase(phaseSteady)
 	start := time.Now()
 	f.c.StopCloud()
 	f.c.StartCloud()
 	cpu := sampleCloudCPU(f.c)
-	res, err := f.changeAndCatchUp(ctx, start, time.Now(), suffix, caughtUp)
+	res, err := f.changeAndCatchUp(ctx, start, time.Now(), suffix, caughtUp, before)
 	res.cpuPeak = cpu.stop()
 	// The restarted kube-apiserver's counters started at zero.
 	res.bytes, err = f.restartBytes(ctx, cloudBytes{}, err)
@@ -95,11 +101,12 @@ func (f *fleet) restartBytes(ctx context.Context, base cloudBytes, err error) (c
 
 // changeAndCatchUp adds a pod named <node>-<suffix> to every node, all
 // nodes' at once as a cluster's many controllers would, and waits until
-// each serves it and its secret through caughtUp; the time counts from
-// from, the requests from start. (Made fleetWorkers nodes at a time, the
-// change's creation took most of a restart's catch-up at N=25: each
+// each serves it and its secret through caughtUp, then until the cloud's
+// open watches are back to watchesBackShare of before; the times count
+// from from, the requests from start. (Made fleetWorkers nodes at a time,
+// the change's creation took most of a restart's catch-up at N=25: each
 // create waits on a cloud busy with the restart.)
-func (f *fleet) changeAndCatchUp(ctx context.Context, start, from time.Time, suffix string, caughtUp catchUpFunc) (restartResult, error) {
+func (f *fleet) changeAndCatchUp(ctx context.Context, start, from time.Time, suffix string, caughtUp catchUpFunc, before int) (restartResult, error) {
 	err := f.allNodes(func(i int) error {
 		return createPod(ctx, f.admin, nodeName(i), nodeName(i)+"-"+suffix)
 	})
@@ -108,9 +115,30 @@ func (f *fleet) changeAndCatchUp(ctx context.Context, start, from time.Time, suf
 	}
 	changed := time.Since(from)
 	took, err := f.caughtUpAll(ctx, from, suffix, caughtUp)
+	back, werr := f.watchesBack(ctx, from, before)
 	res := f.settled(start)
-	res.caughtUp, res.changed = took, changed
-	return res, err
+	res.caughtUp, res.changed, res.watchesBack = took, changed, back
+	return res, errors.Join(err, werr)
+}
+
+// watchesBack waits until the cloud's open watches are back to
+// watchesBackShare of before, and returns how long after from; 0 if they
+// were not within watchesBackWithin. A side's restart is counted until
+// then: a side that catches up first and reopens the rest of its watches
+// later (a reflector backs off up to 30 s) would otherwise be counted
+// over less of its restart than the other.
+func (f *fleet) watchesBack(ctx context.Context, from time.Time, before int) (time.Duration, error) {
+	for deadline := time.Now().Add(watchesBackWithin); time.Now().Before(deadline); {
+		n, err := bench.OpenWatches(ctx, f.c)
+		if err != nil {
+			return 0, err
+		}
+		if float64(n) >= watchesBackShare*float64(before) {
+			return time.Since(from), nil
+		}
+		time.Sleep(watchesPollEvery)
+	}
+	return 0, nil
 }
 
 // caughtUpAll waits until every node serves the pod <node>-<suffix> and

@@ -60,6 +60,8 @@ func (r *fleetResults) writeRestarts(b *bytes.Buffer) {
 			l.collection, l.single, l.streams, l.checks, x.res.bytes.total()/bench.MiB, x.res.bytes.list/bench.MiB, x.res.bytes.get/bench.MiB, x.res.bytes.watch/bench.MiB,
 			x.res.cpuPeak, x.res.caughtUp.Round(time.Millisecond), x.from)
 	}
+	fmt.Fprintf(b, "\nA cloud restart's requests, bytes and CPU peak are counted from its stop until its open watches were back to %.0f%% of before (apiserver-lite %s, direct %s after the cloud was ready; 0s: not within %s), and %s more.\n",
+		100*watchesBackShare, r.cloudRestart.watchesBack.Round(time.Millisecond), r.directRestart.watchesBack.Round(time.Millisecond), watchesBackWithin, restartSettle)
 	ph, ms := r.reboot.phases, time.Millisecond
 	fmt.Fprintf(b, "\nThe restart of every apiserver-lite, after the first SIGTERM: every daemon had exited at %s (the slowest %s after its SIGTERM) "+
 		"and been started again at %s; the change, each node's part sent as its daemon exited, was made (its last create answered) at %s and served by every node at %s.\n\n",
