@@ -11,7 +11,8 @@
 #   make bench-fleet N apiserver-lite nodes against one kube-apiserver beside
 #                    their kubelet read set made directly (BENCH_FLEET_NODES,
 #                    default 100; BENCH_FLEET_ROUNDS of both sides, default
-#                    3), written to docs/benchmarks-fleet.md
+#                    3; BENCH_FLEET_SETTLE before each window, default
+#                    20s), written to docs/benchmarks-fleet.md
 #   make bench-frames one node's HTTP/2 frames to the cloud a minute by type,
 #                    apiserver-lite beside its kubelet read set direct
 #                    (GODEBUG=http2debug=2), printed

@@ -15,6 +15,11 @@ const (
 	envFleetNodes  = "BENCH_FLEET_NODES"  // nodes, default defaultFleetNodes
 	envFleetPods   = "BENCH_FLEET_PODS"   // pods per node, default defaultFleetPods
 	envFleetRounds = "BENCH_FLEET_ROUNDS" // rounds of both sides, default defaultFleetRounds
+	// envFleetSettle is how long each side runs before its window, a Go
+	// duration, default fleetSettle. Past 10 minutes every watch has been
+	// reopened at least once (a watch lasts 5 to 10), so the window sees a
+	// long-running node's watches, not a fresh start's.
+	envFleetSettle = "BENCH_FLEET_SETTLE"
 )
 
 // The fleet the issue measures.
@@ -67,6 +72,13 @@ func fleetConfigFromEnv() (fleetConfig, error) {
 			return c, fmt.Errorf("%s=%q: want a positive integer", v.env, s)
 		}
 		*v.dst = n
+	}
+	if s := os.Getenv(envFleetSettle); s != "" {
+		d, err := time.ParseDuration(s)
+		if err != nil || d <= 0 {
+			return c, fmt.Errorf("%s=%q: want a positive duration", envFleetSettle, s)
+		}
+		c.Settle = d
 	}
 	return c, nil
 }
