@@ -114,7 +114,7 @@ func (w *wiring) newLoops(ctx context.Context) error {
 	}
 	w.syncers = holding.Syncers(cloudsync.Config{Discovery: clients.lookup, Store: operations.ObservedStore{Store: w.store, Observer: obs},
 		Link: w.link, Logger: w.log, Observer: obs}, clients.raw, clients.meta, w.res, w.caches, pool.NodeOf(w.follower))
-	dc := demand.Config{Discovery: clients.lookup, Store: w.store, Link: w.link, Logger: w.log}
+	dc := demand.Config{Discovery: clients.lookup, Store: w.store, Link: w.link, Logger: w.log, Observer: obs}
 	if w.demand, err = demand.Runner(dc, clients.raw, w.res, w.caches); err != nil {
 		return err
 	}

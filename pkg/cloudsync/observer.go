@@ -31,13 +31,13 @@ type Observer interface {
 	CloudHeard(resource string)
 }
 
-// nopObserver is the Observer of a Config that sets none.
-type nopObserver struct{}
+// NopObserver is the Observer of a Config that sets none.
+type NopObserver struct{}
 
-func (nopObserver) Relisted(string, string)  {}
-func (nopObserver) RelistBytes(string, int)  {}
-func (nopObserver) CloudError(string, error) {}
-func (nopObserver) CloudHeard(string)        {}
+func (NopObserver) Relisted(string, string)  {}
+func (NopObserver) RelistBytes(string, int)  {}
+func (NopObserver) CloudError(string, error) {}
+func (NopObserver) CloudHeard(string)        {}
 
 // rawBytes is the size of objs' JSON.
 func rawBytes(objs []*versioncache.Object) int {

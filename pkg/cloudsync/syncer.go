@@ -100,7 +100,7 @@ func New(cfg Config) *Syncer {
 		cfg.Logger = slog.Default()
 	}
 	if cfg.Observer == nil {
-		cfg.Observer = nopObserver{}
+		cfg.Observer = NopObserver{}
 	}
 	s := &Syncer{cfg: cfg, key: cfg.Resource.Key(), backoff: link.NewBackoff(), regressed: cfg.Link.Regressed(),
 		outagesAtCheck: cfg.Link.Outages()}

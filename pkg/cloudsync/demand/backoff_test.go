@@ -52,7 +52,7 @@ func TestDemandRetriesEachObjectWithJitter(t *testing.T) {
 	retryTimers := func() []time.Duration {
 		var out []time.Duration
 		for _, d := range clk.Timers() {
-			if d != resumeFlush && d != resumeFlushListed {
+			if d != resumeFlush && d != resumeFlushListed && d != heardEvery {
 				out = append(out, d)
 			}
 		}
@@ -110,7 +110,7 @@ func TestDemandSpreadsRelistAfterExpiry(t *testing.T) {
 	var delay time.Duration
 	waitFor(t, "the relist's delay", func() bool {
 		for _, d := range clk.Timers()[before:] {
-			if d != resumeFlush && d != resumeFlushListed {
+			if d != resumeFlush && d != resumeFlushListed && d != heardEvery {
 				delay = d
 				return true
 			}
@@ -152,7 +152,7 @@ func TestDemandSpreadsRetryAfter(t *testing.T) {
 	waitFor(t, "every object's retry delay", func() bool {
 		delays = nil
 		for _, d := range clk.Timers() {
-			if d != resumeFlush && d != resumeFlushListed {
+			if d != resumeFlush && d != resumeFlushListed && d != heardEvery {
 				delays = append(delays, d)
 			}
 		}
@@ -192,7 +192,7 @@ func TestDemandRetriesHeldObjectsRefusalOnTheBackoff(t *testing.T) {
 	waitFor(t, "the relist's delay", func() bool {
 		delays = nil
 		for _, d := range clk.Timers()[before:] {
-			if d != resumeFlush && d != resumeFlushListed {
+			if d != resumeFlush && d != resumeFlushListed && d != heardEvery {
 				delays = append(delays, d)
 			}
 		}
@@ -202,7 +202,7 @@ func TestDemandRetriesHeldObjectsRefusalOnTheBackoff(t *testing.T) {
 	waitFor(t, "the refused relist's retry delay", func() bool {
 		delays = nil
 		for _, d := range clk.Timers()[before:] {
-			if d != resumeFlush && d != resumeFlushListed {
+			if d != resumeFlush && d != resumeFlushListed && d != heardEvery {
 				delays = append(delays, d)
 			}
 		}

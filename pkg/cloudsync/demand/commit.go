@@ -25,7 +25,22 @@ func (d *Holder) handleUpdate(ctx context.Context, u objectUpdate) error {
 		}
 	}
 	d.noteResume(u.ref, u.rv, u.listed)
+	d.cfg.Observer.CloudHeard(d.kind(u.ref.Kind).Resource.Key())
 	return nil
+}
+
+// heardIdle tells the Observer that each kind nothing is held of is
+// current: no watch of it can fall behind.
+func (d *Holder) heardIdle() {
+	var held [nodescope.ConfigMap + 1]bool
+	for r := range d.workers {
+		held[r.Kind] = true
+	}
+	for _, k := range []nodescope.Kind{nodescope.Secret, nodescope.ConfigMap} {
+		if !held[k] {
+			d.cfg.Observer.CloudHeard(d.kind(k).Resource.Key())
+		}
+	}
 }
 
 // commitUpdate stores and publishes a listed state or a watch event.

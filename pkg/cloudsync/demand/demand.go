@@ -23,6 +23,11 @@ import (
 // inside the 60 s within which a dropped object's bytes must be gone.
 const scrubRetry = 5 * time.Second
 
+// heardEvery is how often a kind nothing is held of is reported current
+// (Config.Observer): well within the shortest sensible max-staleness, a
+// cloud bookmark's minute.
+const heardEvery = 30 * time.Second
+
 // Store is the durable side of a Holder. *metastore.Store satisfies
 // it.
 type Store interface {
@@ -55,8 +60,13 @@ type Config struct {
 	Discovery cloudsync.Discoverer
 	Store     Store
 	Link      *link.Link
-	Clock     clock.Clock
-	Logger    *slog.Logger
+	// Observer is told, for /readyz's staleness, that a kind is current:
+	// when a held object's watch delivers (a state, an event or a
+	// bookmark), and every heardEvery for a kind nothing is held of,
+	// which nothing can be stale in. May be nil.
+	Observer cloudsync.Observer
+	Clock    clock.Clock
+	Logger   *slog.Logger
 }
 
 // Holder holds the secrets and configmaps that the node's pods (and its
@@ -109,6 +119,9 @@ func New(cfg Config) *Holder {
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
+	}
+	if cfg.Observer == nil {
+		cfg.Observer = cloudsync.NopObserver{}
 	}
 	return &Holder{
 		cfg: cfg, log: cfg.Logger.With("component", "on-demand"),

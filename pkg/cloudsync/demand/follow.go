@@ -54,6 +54,9 @@ func (d *Holder) loop(ctx context.Context) error {
 			return d.stopped(err)
 		}
 	}
+	heard := d.cfg.Clock.NewTimer(heardEvery)
+	defer heard.Stop()
+	d.heardIdle()
 	for {
 		var err error
 		select {
@@ -65,6 +68,9 @@ func (d *Holder) loop(ctx context.Context) error {
 			err = d.follow(ctx, node, ev, ok)
 		case u := <-d.updates:
 			err = d.handleUpdate(ctx, u)
+		case <-heard.C():
+			d.heardIdle()
+			heard.Reset(heardEvery)
 		case <-d.scrubTimer():
 		case <-d.resumeDue():
 			err = d.flushResume(ctx)
