@@ -34,13 +34,9 @@ const (
 	// systemd's default 90 s stop timeout.
 	shutdownTimeout = 20 * time.Second
 	// cloudQPS and cloudBurst bound the sync loop's own request rate to the
-	// cloud: the kubelet's own defaults (kubeAPIQPS, kubeAPIBurst). A
-	// start resumes every held object's watch (about 70 at 30 pods) in
-	// one burst, so that their bookmarks come together (see
-	// cloudsync.WatchEpoch); how many wait on the cloud at once is bounded
-	// apart (cloudsync.RawClient).
-	cloudQPS   = 50
-	cloudBurst = 100
+	// cloud; watches are long-lived, so steady state needs very little.
+	cloudQPS   = 20
+	cloudBurst = 40
 	// userAgent names the daemon in the cloud's audit logs.
 	userAgent = "apiserver-lite"
 )

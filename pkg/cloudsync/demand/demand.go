@@ -102,9 +102,6 @@ type Holder struct {
 	// of that kind's objects (streamOff). Atomic: the workers read and set
 	// it.
 	noStream [nodescope.ConfigMap + 1]atomic.Bool
-	// epoch ends the per-object watches together (immutable; see
-	// cloudsync.WatchEpoch).
-	epoch *cloudsync.WatchEpoch
 	// probe shares, among the workers that lost the cloud together, the
 	// one probe that tells whether it still serves their resume points
 	// (probe.go). Guarded by its own mutex: the workers use it.
@@ -128,7 +125,6 @@ func New(cfg Config) *Holder {
 		refs: nodescope.NewSet(), owners: map[nodescope.Owner]bool{},
 		workers: map[nodescope.Ref]*objectWorker{}, updates: make(chan objectUpdate),
 		resume: resumePoints{rv: map[nodescope.Ref]uint64{}}, regressed: cfg.Link.Regressed(),
-		epoch: cloudsync.NewWatchEpoch(cfg.Clock),
 	}
 }
 

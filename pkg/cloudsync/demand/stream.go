@@ -37,7 +37,8 @@ func (d *Holder) streamOff(k nodescope.Kind) bool {
 // annotated metav1.InitialEventsAnnotationKey at the state's
 // resourceVersion, then the changes after it, on the same stream. No
 // resourceVersion asks for the latest state, read as a quorum read would.
-func streamOptions(timeout int64) metav1.ListOptions {
+func streamOptions() metav1.ListOptions {
+	timeout := cloudsync.WatchTimeout()
 	return metav1.ListOptions{SendInitialEvents: ptr.To(true), ResourceVersionMatch: metav1.ResourceVersionMatchNotOlderThan,
 		AllowWatchBookmarks: true, TimeoutSeconds: &timeout}
 }
@@ -48,7 +49,7 @@ func streamOptions(timeout int64) metav1.ListOptions {
 // returns the watch, open, for its changes. It returns a nil watch and
 // nil when ctx ended or the worker was stopped.
 func (d *Holder) streamObject(ctx context.Context, lw cache.ListerWatcherWithContext, r nodescope.Ref, gen uint64, from *uint64, reached func()) (watch.Interface, error) {
-	w, err := lw.WatchWithContext(ctx, streamOptions(d.epoch.Timeout()))
+	w, err := lw.WatchWithContext(ctx, streamOptions())
 	if err != nil {
 		return nil, classifyStream(err)
 	}
