@@ -30,8 +30,10 @@ const (
 	// watchesBackWithin bounds that wait: a reflector's backoff reaches
 	// 30 s, and its jitter a minute.
 	watchesBackWithin = 2 * time.Minute
-	// watchesPollEvery is how often the open watches are read meanwhile.
-	watchesPollEvery = 250 * time.Millisecond
+	// watchesPollEvery is how often the open watches are read meanwhile:
+	// each read makes kube-apiserver render its whole /metrics, CPU the
+	// restart's peak counts, so no oftener than its CPU is sampled.
+	watchesPollEvery = cpuSampleEvery
 )
 
 // restartResult is what a restart cost the cloud.
