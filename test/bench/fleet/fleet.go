@@ -90,8 +90,9 @@ type fleet struct {
 	// added are the suffixes of the pods added to every node after the
 	// data set, in order.
 	added []string
-	// direct are the nodes' kubelet read sets while the direct side runs.
-	direct []*kubeletReads
+	// direct are the nodes' kubelet read sets, each in its process, while
+	// the direct side runs.
+	direct []*directProc
 	// profiles holds kube-apiserver's CPU profiles; profiled lists each
 	// side's, indexed by bench.LiteSide and bench.KubeSide.
 	profiles string

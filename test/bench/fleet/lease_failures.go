@@ -46,13 +46,17 @@ type leaseFailure struct {
 }
 
 // fail counts a failed renewal in the current phase and keeps it.
-func (s *sideLeases) fail(node string, err error) {
+func (s *sideLeases) fail(node string, err error) { s.failCause(node, leaseCause(err)) }
+
+// failCause counts a failed renewal whose error is already named by
+// leaseCause (a direct node's process names its own).
+func (s *sideLeases) failCause(node, cause string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	p := leasePhase(s.phase.Load())
 	s.failed[p].Add(1)
 	if len(s.kept[p]) < maxLeaseFailuresKept {
-		s.kept[p] = append(s.kept[p], leaseFailure{node: node, step: s.step, since: time.Since(s.entered), cause: leaseCause(err)})
+		s.kept[p] = append(s.kept[p], leaseFailure{node: node, step: s.step, since: time.Since(s.entered), cause: cause})
 	}
 }
 

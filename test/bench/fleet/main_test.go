@@ -10,5 +10,8 @@ import (
 )
 
 func TestMain(m *testing.M) {
+	if RunDirectChildIfAsked() {
+		os.Exit(0)
+	}
 	os.Exit(framework.Main(m))
 }

@@ -28,8 +28,9 @@ type sideCost struct {
 	// apiCPU is kube-apiserver's CPU time per minute of the window.
 	apiCPU         time.Duration
 	apiRSS, etcRSS int64
-	// clientCPU is the CPU time per minute every apiserver-lite used on
-	// this machine, beside kube-apiserver's; zero on the direct side.
+	// clientCPU is the CPU time per minute the side's clients (every
+	// apiserver-lite, or every direct node's process) used on this
+	// machine, beside kube-apiserver's.
 	clientCPU time.Duration
 	// conns are the established connections to the cloud above the
 	// baseline, at the end of the window.

@@ -8,10 +8,9 @@ import (
 	"github.com/apiserver-lite/apiserver-lite/test/bench"
 	"os"
 	"slices"
+	"sync"
 	"testing"
 	"time"
-
-	"k8s.io/client-go/kubernetes"
 )
 
 // envFleetProfiles names a directory to keep kube-apiserver's CPU profiles
@@ -97,9 +96,9 @@ func (f *fleet) liteRound(ctx context.Context, r *fleetResults, stop ...context.
 }
 
 // directRound stops the apiserver-lites (stop) and opens every node's
-// kubelet read set directly against the cloud, with the same Lease
-// renewals, and measures the steady state. They keep running until the
-// returned function is called.
+// kubelet read set directly against the cloud, each in a process of its
+// own, with the same Lease renewals, and measures the steady state. They
+// keep running until the returned function is called.
 func (f *fleet) directRound(ctx context.Context, r *fleetResults, stop context.CancelFunc) (context.CancelFunc, error) {
 	if stop == nil {
 		return nil, errNoSide
@@ -111,28 +110,37 @@ func (f *fleet) directRound(ctx context.Context, r *fleetResults, stop context.C
 	}
 	r.enterPhase(phaseRoundStart)
 	defer r.enterPhase(phaseSteady)
-	sctx, cancel := context.WithCancel(ctx)
-	direct := make([]kubernetes.Interface, len(f.nodes))
-	f.direct = make([]*kubeletReads, len(f.nodes))
-	err = f.eachNode(func(i int) error {
-		k, err := openKubeletReads(sctx, f.nodes[i].CloudConfig, nodeName(i), f.podNames(i))
-		if err != nil {
-			return err
-		}
-		f.direct[i], direct[i] = k, k.cs
-		return nil
+	f.direct = make([]*directProc, len(f.nodes))
+	err = f.eachNode(func(i int) (err error) {
+		f.direct[i], err = startDirectProc(f.nodes[i].CloudConfig, nodeName(i), f.podNames(i), f.c.Dir, &r.leaseFails[bench.KubeSide])
+		return err
 	})
+	for _, p := range f.direct {
+		if err == nil {
+			err = p.renew()
+		}
+	}
 	if err == nil {
-		f.renewLeases(sctx, direct, &r.leaseFails[bench.KubeSide])
 		time.Sleep(f.cfg.Settle)
 		r.enterPhase(phaseSteady)
 		_, err = f.measure(ctx, r, bench.KubeSide, base)
 	}
 	if err != nil {
-		cancel()
+		f.stopDirect()
 		return nil, err
 	}
-	return cancel, nil
+	return f.stopDirect, nil
+}
+
+// stopDirect ends every direct node's process.
+func (f *fleet) stopDirect() {
+	var wg sync.WaitGroup
+	for _, p := range f.direct {
+		if p != nil {
+			wg.Go(p.stop)
+		}
+	}
+	wg.Wait()
 }
 
 // measure counts one side's steady state, profiling kube-apiserver over
@@ -166,16 +174,23 @@ func (f *fleet) measure(ctx context.Context, r *fleetResults, side int, base bas
 	return cost, nil
 }
 
-// clientsCPU is the CPU time every apiserver-lite has used on this
-// machine; zero on the direct side, whose informers share the benchmark's
-// process. A process that is gone counts nothing.
+// clientsCPU is the CPU time the side's clients have used on this
+// machine: every apiserver-lite, or every direct node's process. A
+// process that is gone counts nothing.
 func (f *fleet) clientsCPU(side int) time.Duration {
-	var sum time.Duration
-	if side == bench.KubeSide {
-		return sum
+	var pids []int
+	if side == bench.LiteSide {
+		for _, n := range f.nodes {
+			pids = append(pids, n.Process().Pid())
+		}
+	} else {
+		for _, p := range f.direct {
+			pids = append(pids, p.pid())
+		}
 	}
-	for _, n := range f.nodes {
-		if d, err := bench.ReadCPU(n.Process().Pid()); err == nil {
+	var sum time.Duration
+	for _, pid := range pids {
+		if d, err := bench.ReadCPU(pid); err == nil {
 			sum += d
 		}
 	}

@@ -1,0 +1,108 @@
+//go:build e2e
+
+package fleet
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"sync"
+
+	"k8s.io/client-go/rest"
+)
+
+// envDirectChild makes the benchmark's binary run one node's kubelet read
+// set directly against the cloud, as a process of its own, instead of its
+// tests (see directProc).
+const envDirectChild = "BENCH_FLEET_DIRECT_CHILD"
+
+// The lines between a direct node's process and the benchmark. The
+// benchmark writes the spec, then commands; the process answers.
+const (
+	cmdRenew   = "renew"  // start the Lease renewals
+	cmdAdd     = "add"    // add <pod>: catch up with a new pod
+	msgSynced  = "synced" // the read set has synced
+	msgFail    = "fail"   // fail <cause>: a Lease renewal failed
+	msgAdded   = "added"  // added <pod>: the pod's reads have synced
+	msgFailed  = "error"  // error <pod or -> <message>
+	noPodField = "-"
+)
+
+// directSpec is what a direct node's process is given on its first line.
+type directSpec struct {
+	Host string
+	TLS  rest.TLSClientConfig
+	Node string
+	Pods []string
+}
+
+// RunDirectChildIfAsked runs a direct node's process and reports true
+// when the binary was started as one (envDirectChild); TestMain then exits.
+func RunDirectChildIfAsked() bool {
+	if os.Getenv(envDirectChild) == "" {
+		return false
+	}
+	if err := runDirectChild(os.Stdin, os.Stdout); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	return true
+}
+
+// runDirectChild opens the read set in the spec read from in, then serves
+// the benchmark's commands until in ends.
+func runDirectChild(in io.Reader, out io.Writer) error {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	lines := bufio.NewScanner(in)
+	if !lines.Scan() {
+		return fmt.Errorf("no spec: %v", lines.Err())
+	}
+	var spec directSpec
+	if err := json.Unmarshal(lines.Bytes(), &spec); err != nil {
+		return fmt.Errorf("spec: %w", err)
+	}
+	w := &lineWriter{w: out}
+	k, err := openKubeletReads(ctx, &rest.Config{Host: spec.Host, TLSClientConfig: spec.TLS}, spec.Node, spec.Pods)
+	if err != nil {
+		w.line(msgFailed, noPodField, err.Error())
+		return err
+	}
+	w.line(msgSynced)
+	for lines.Scan() {
+		verb, arg, _ := strings.Cut(lines.Text(), " ")
+		switch verb {
+		case cmdRenew:
+			go renewLeases(ctx, k.cs, spec.Node, w)
+		case cmdAdd:
+			go func() {
+				if err := k.addPod(ctx, arg); err != nil {
+					w.line(msgFailed, arg, err.Error())
+					return
+				}
+				w.line(msgAdded, arg)
+			}()
+		}
+	}
+	return nil
+}
+
+// lineWriter writes whole lines from many goroutines; it is the direct
+// node's leaseFailer.
+type lineWriter struct {
+	mu sync.Mutex
+	w  io.Writer // guarded by mu
+}
+
+func (l *lineWriter) line(words ...string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	// One line per message: a message's own newlines would split it.
+	fmt.Fprintln(l.w, strings.ReplaceAll(strings.Join(words, " "), "\n", " "))
+}
+
+func (l *lineWriter) fail(_ string, err error) { l.line(msgFail, leaseCause(err)) }
