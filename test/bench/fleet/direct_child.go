@@ -40,9 +40,9 @@ type directSpec struct {
 	Pods []string
 }
 
-// RunDirectChildIfAsked runs a direct node's process and reports true
+// runDirectChildIfAsked runs a direct node's process and reports true
 // when the binary was started as one (envDirectChild); TestMain then exits.
-func RunDirectChildIfAsked() bool {
+func runDirectChildIfAsked() bool {
 	if os.Getenv(envDirectChild) == "" {
 		return false
 	}

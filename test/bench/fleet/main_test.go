@@ -10,7 +10,7 @@ import (
 )
 
 func TestMain(m *testing.M) {
-	if RunDirectChildIfAsked() {
+	if runDirectChildIfAsked() {
 		os.Exit(0)
 	}
 	os.Exit(framework.Main(m))
