@@ -47,10 +47,11 @@ func runDaemon(ctx context.Context, cfg config) error {
 	if err := cfg.Validate(); err != nil {
 		return err
 	}
-	log, err := startLog(cfg)
+	log, stopGC, err := startLog(cfg)
 	if err != nil {
 		return err
 	}
+	defer stopGC()
 	// Sockets systemd holds for the doors are claimed first: a socket
 	// that disagrees with its door's flag fails the start at once.
 	sockets, err := door.InheritSockets(cfg.doorSockets())
@@ -85,17 +86,17 @@ func runDaemon(ctx context.Context, cfg config) error {
 }
 
 // startLog returns the daemon's logger, having logged the settings that
-// weaken security and applied the memory settings (checked by Validate).
-func startLog(cfg config) (*slog.Logger, error) {
-	log, err := newLogger(os.Stderr, cfg.LogLevel, cfg.LogFormat)
+// weaken security and applied the memory settings (checked by Validate);
+// stopGC ends the GC percent's adjustment.
+func startLog(cfg config) (log *slog.Logger, stopGC func(), err error) {
+	log, err = newLogger(os.Stderr, cfg.LogLevel, cfg.LogFormat)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	for _, w := range cfg.warnings() {
 		log.Warn(w)
 	}
-	applyMemorySettings(cfg, log)
-	return log, nil
+	return log, applyMemorySettings(cfg, log), nil
 }
 
 // serve runs the sync loops and the local API until ctx ends, then shuts
