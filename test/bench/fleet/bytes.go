@@ -83,9 +83,11 @@ func noResource(line string) bool {
 type cpuSampler struct {
 	stopCh chan struct{}
 	done   chan struct{}
-	// peak is the most CPU seconds per second of one interval; written by
-	// the sampling goroutine, read after done is closed.
-	peak float64
+	// peak is the most CPU seconds per second of one interval, and series
+	// every interval's in order; written by the sampling goroutine, read
+	// after done is closed.
+	peak   float64
+	series []float64
 }
 
 // sampleCloudCPU starts sampling the running kube-apiserver's CPU.
@@ -110,7 +112,8 @@ func sampleCloudCPU(c *framework.Cluster) *cpuSampler {
 				return
 			}
 			now := time.Now()
-			s.peak = max(s.peak, (cur-prev).Seconds()/now.Sub(last).Seconds())
+			cores := (cur - prev).Seconds() / now.Sub(last).Seconds()
+			s.peak, s.series = max(s.peak, cores), append(s.series, cores)
 			prev, last = cur, now
 		}
 	}()
@@ -122,4 +125,10 @@ func (s *cpuSampler) stop() float64 {
 	close(s.stopCh)
 	<-s.done
 	return s.peak
+}
+
+// seconds is every interval's cores, in order; after stop.
+func (s *cpuSampler) seconds() []float64 {
+	<-s.done
+	return s.series
 }

@@ -51,8 +51,10 @@ type restartResult struct {
 	// requests are the fleet's requests of every verb, watches included.
 	requests int
 	bytes    cloudBytes
-	// cpuPeak is kube-apiserver's most CPU in one cpuSampleEvery, in cores.
-	cpuPeak float64
+	// cpuPeak is kube-apiserver's most CPU in one cpuSampleEvery, in cores;
+	// cpuSeries every cpuSampleEvery's, in order.
+	cpuPeak   float64
+	cpuSeries []float64
 }
 
 // fleetResults is everything one fleet run measured.

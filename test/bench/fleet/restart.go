@@ -44,7 +44,7 @@ func (f *fleet) restartCloud(ctx context.Context, r *fleetResults, suffix string
 	f.c.StartCloud()
 	cpu := sampleCloudCPU(f.c)
 	res, err := f.changeAndCatchUp(ctx, start, time.Now(), suffix, caughtUp, before)
-	res.cpuPeak = cpu.stop()
+	res.cpuPeak, res.cpuSeries = cpu.stop(), cpu.seconds()
 	// The restarted kube-apiserver's counters started at zero.
 	res.bytes, err = f.restartBytes(ctx, cloudBytes{}, err)
 	return res, err

@@ -6,6 +6,8 @@ import (
 	"bytes"
 	"fmt"
 	"github.com/apiserver-lite/apiserver-lite/test/bench"
+	"strconv"
+	"strings"
 	"time"
 )
 
@@ -63,6 +65,8 @@ func (r *fleetResults) writeRestarts(b *bytes.Buffer) {
 	}
 	fmt.Fprintf(b, "\nA cloud restart's requests, bytes and CPU peak are counted from its stop until its open watches were back to %.0f%% of before (apiserver-lite %s, direct %s after the cloud was ready; 0s: not within %s), and %s more.\n",
 		100*watchesBackShare, r.cloudRestart.watchesBack.Round(time.Millisecond), r.directRestart.watchesBack.Round(time.Millisecond), watchesBackWithin, restartSettle)
+	fmt.Fprintf(b, "kube-apiserver's cores in each %s from the cloud's readiness, the peak's samples: apiserver-lite %s; direct %s.\n",
+		cpuSampleEvery, coresSeries(r.cloudRestart.cpuSeries), coresSeries(r.directRestart.cpuSeries))
 	ph, ms := r.reboot.phases, time.Millisecond
 	fmt.Fprintf(b, "\nThe restart of every apiserver-lite, after the first SIGTERM: every daemon had exited at %s (the slowest %s after its SIGTERM) "+
 		"and been started again at %s; the change, each node's part sent as its daemon exited, was made (its last create answered) at %s and served by every node at %s.\n\n",
@@ -137,4 +141,13 @@ func (r *fleetResults) checkRounds() []error {
 		}
 	}
 	return errs
+}
+
+// coresSeries is a CPU series as a space-separated list, two decimals.
+func coresSeries(series []float64) string {
+	parts := make([]string, len(series))
+	for i, c := range series {
+		parts[i] = strconv.FormatFloat(c, 'f', 2, 64)
+	}
+	return strings.Join(parts, " ")
 }
