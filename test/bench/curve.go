@@ -74,7 +74,7 @@ func (res *results) linkPerEvent() float64 {
 	for _, r := range res.rounds {
 		xs = append(xs, r.linkPerEvent)
 	}
-	return median(xs)
+	return Median(xs)
 }
 
 // growth is apiserver-lite's VmHWM growth divided by the growth of the

@@ -57,28 +57,48 @@ func ReadMemory(pid int) (Memory, error) {
 
 // ReadCPU returns the user plus system CPU time pid has used.
 func ReadCPU(pid int) (time.Duration, error) {
+	user, system, err := ReadCPUSplit(pid)
+	return user + system, err
+}
+
+// ReadCPUSplit returns the user and the system (kernel) CPU time pid has
+// used.
+func ReadCPUSplit(pid int) (user, system time.Duration, err error) {
 	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {
-		return 0, fmt.Errorf("read stat of pid %d: %w", pid, err)
+		return 0, 0, fmt.Errorf("read stat of pid %d: %w", pid, err)
 	}
 	// The command name may hold spaces; fields are counted after its ')'.
 	i := bytes.LastIndexByte(data, ')')
 	if i < 0 {
-		return 0, fmt.Errorf("stat of pid %d: no command name", pid)
+		return 0, 0, fmt.Errorf("stat of pid %d: no command name", pid)
 	}
 	fields := strings.Fields(string(data[i+1:]))
 	// fields[0] is field 3 (state); utime and stime are fields 14 and 15.
 	const utime, stime = 14 - 3, 15 - 3
 	if len(fields) <= stime {
-		return 0, fmt.Errorf("stat of pid %d: %d fields", pid, len(fields))
+		return 0, 0, fmt.Errorf("stat of pid %d: %d fields", pid, len(fields))
 	}
-	var ticks int64
-	for _, f := range []string{fields[utime], fields[stime]} {
-		n, err := strconv.ParseInt(f, 10, 64)
-		if err != nil {
-			return 0, fmt.Errorf("stat of pid %d: %w", pid, err)
+	var ticks [2]int64
+	for j, f := range []string{fields[utime], fields[stime]} {
+		if ticks[j], err = strconv.ParseInt(f, 10, 64); err != nil {
+			return 0, 0, fmt.Errorf("stat of pid %d: %w", pid, err)
 		}
-		ticks += n
 	}
-	return time.Duration(ticks) * time.Second / ClockTicks, nil
+	return time.Duration(ticks[0]) * time.Second / ClockTicks, time.Duration(ticks[1]) * time.Second / ClockTicks, nil
+}
+
+// ReadWriteCalls returns how many write system calls (write, writev,
+// pwrite and the like) pid's threads have made: syscw in /proc/<pid>/io.
+func ReadWriteCalls(pid int) (int64, error) {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/io", pid))
+	if err != nil {
+		return 0, fmt.Errorf("read io of pid %d: %w", pid, err)
+	}
+	for line := range strings.Lines(string(data)) {
+		if v, ok := strings.CutPrefix(line, "syscw:"); ok {
+			return strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+		}
+	}
+	return 0, fmt.Errorf("io of pid %d: no syscw", pid)
 }

@@ -28,14 +28,15 @@ func pairOf(rounds []roundResult, get func(r roundResult) (float64, float64)) pa
 			rs = append(rs, k/l)
 		}
 	}
-	p := pairStat{kube: median(ks), lite: median(ls)}
+	p := pairStat{kube: Median(ks), lite: Median(ls)}
 	if len(rs) > 0 {
-		p.ratio, p.ratioMin, p.ratioMax = median(rs), slices.Min(rs), slices.Max(rs)
+		p.ratio, p.ratioMin, p.ratioMax = Median(rs), slices.Min(rs), slices.Max(rs)
 	}
 	return p
 }
 
-func median(xs []float64) float64 {
+// Median is the middle value of xs (the upper one of an even count); 0 when empty.
+func Median(xs []float64) float64 {
 	if len(xs) == 0 {
 		return 0
 	}

@@ -55,6 +55,9 @@ type restartResult struct {
 	// cpuSeries every cpuSampleEvery's, in order.
 	cpuPeak   float64
 	cpuSeries []float64
+	// profileCum is kube-apiserver's CPU profiles over a cloud restart,
+	// from its readiness until its watches were back, by cumulative time.
+	profileCum string
 }
 
 // fleetResults is everything one fleet run measured.

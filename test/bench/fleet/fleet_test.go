@@ -59,8 +59,8 @@ const maxSmokeDaemonExit = time.Second
 // soundFleet returns fleet results that pass check.
 func soundFleet() *fleetResults {
 	side := sideCost{perMin: map[string]float64{"update leases": 18, "watch pods": 1}, watches: 10,
-		apiCPU: time.Second, apiRSS: bench.MiB, etcRSS: bench.MiB}
-	restart := restartResult{caughtUp: time.Second, requests: 10, bytes: cloudBytes{list: bench.MiB}, cpuPeak: 1}
+		apiCPU: time.Second, apiRSS: bench.MiB, etcRSS: bench.MiB, apiWrites: 1}
+	restart := restartResult{caughtUp: time.Second, requests: 10, bytes: cloudBytes{list: bench.MiB}, cpuPeak: 1, profileCum: "cum"}
 	return &fleetResults{cfg: fleetSmokeConfig(), lite: side, direct: side, rounds: []fleetRound{{lite: side, direct: side}},
 		profileTop: [2]string{"flat", "flat"}, cloudRestart: restart, directRestart: restart, reboot: restart,
 		rebootWindow: soundRebootWindow()}
@@ -89,6 +89,7 @@ func TestFleetCheck(t *testing.T) {
 		{"no lease renewals", func(r *fleetResults) { delete(r.lite.perMin, "update leases") }, "Lease"},
 		{"no watches", func(r *fleetResults) { r.direct.watches = 0 }, "open watches"},
 		{"no CPU", func(r *fleetResults) { r.lite.apiCPU = 0 }, "CPU"},
+		{"no write calls", func(r *fleetResults) { r.direct.apiWrites = 0 }, "write calls"},
 		{"no catch-up", func(r *fleetResults) { r.reboot.caughtUp = 0 }, "catch-up"},
 		{"Lease renewal failed across the daemon restart", func(r *fleetResults) {
 			r.enterPhase(phaseDaemonRestart)
@@ -113,6 +114,7 @@ func TestFleetCheck(t *testing.T) {
 			r.rebootWindow.change.failed, r.rebootWindow.change.firstErr = 1, errors.New("create pod fleet-001-d: etcdserver: request timed out")
 		}, "1 of the change's 3 creates failed"},
 		{"daemon restart's change never answered", func(r *fleetResults) { r.rebootWindow.change.lastAnswered = 0 }, "never answered"},
+		{"cloud restart not profiled", func(r *fleetResults) { r.directRestart.profileCum = "" }, "CPU profile of the cloud restart"},
 		{"daemon restart not profiled", func(r *fleetResults) { r.rebootWindow.profileCum = "" }, "CPU profile of the daemon restart"},
 		{"daemon restart's figure not read", func(r *fleetResults) { r.rebootWindow.errs = []error{errors.New("cloud metrics: EOF")} }, "cloud metrics: EOF"},
 		{"restart checks twice", func(r *fleetResults) {

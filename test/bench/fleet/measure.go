@@ -25,8 +25,11 @@ type sideCost struct {
 	// watches is the cloud's open watches above the baseline without
 	// nodes.
 	watches int
-	// apiCPU is kube-apiserver's CPU time per minute of the window.
-	apiCPU         time.Duration
+	// apiCPU is kube-apiserver's CPU time per minute of the window,
+	// apiSysCPU the part of it in the kernel, and apiWrites its write
+	// system calls per minute.
+	apiCPU, apiSysCPU time.Duration
+	apiWrites         float64
 	apiRSS, etcRSS int64
 	// clientCPU is the CPU time per minute the side's clients (every
 	// apiserver-lite, or every direct node's process) used on this
@@ -38,6 +41,9 @@ type sideCost struct {
 	// bytesPerMin is what kube-apiserver sent per minute of the window
 	// (see cloudBytes).
 	bytesPerMin float64
+	// phases is the median node's count of distinct seconds its watches
+	// opened in since the side's start (see watchPhases).
+	phases float64
 }
 
 // nonWatchPerMin is the fleet's requests per minute other than watches.
@@ -64,7 +70,7 @@ func (s sideCost) allPerMin() float64 {
 // open watches and kube-apiserver's CPU over window, then reads memory.
 func measureSide(ctx context.Context, c *framework.Cluster, window time.Duration, baseWatches int) (sideCost, error) {
 	api, etcd := c.CloudProcesses()
-	cpu0, err := bench.ReadCPU(api.Pid())
+	mark0, err := readAPIMark(api.Pid())
 	if err != nil {
 		return sideCost{}, err
 	}
@@ -75,7 +81,7 @@ func measureSide(ctx context.Context, c *framework.Cluster, window time.Duration
 	case <-time.After(window): // the window's length is the measurement
 	}
 	end := time.Now()
-	cpu1, err := bench.ReadCPU(api.Pid())
+	mark1, err := readAPIMark(api.Pid())
 	if err != nil {
 		return sideCost{}, err
 	}
@@ -84,7 +90,8 @@ func measureSide(ctx context.Context, c *framework.Cluster, window time.Duration
 	for _, e := range c.CloudRequests(isFleetUser, start, end) {
 		perMin[e.Verb+" "+e.Resource()] += 1 / minutes
 	}
-	s := sideCost{perMin: perMin, apiCPU: time.Duration(float64(cpu1-cpu0) / minutes)}
+	s := sideCost{perMin: perMin, apiCPU: time.Duration(float64(mark1.user+mark1.system-mark0.user-mark0.system) / minutes),
+		apiSysCPU: time.Duration(float64(mark1.system-mark0.system) / minutes), apiWrites: float64(mark1.writes-mark0.writes) / minutes}
 	w, err := bench.OpenWatches(ctx, c)
 	if err != nil {
 		return s, err
@@ -97,6 +104,24 @@ func measureSide(ctx context.Context, c *framework.Cluster, window time.Duration
 	etcdMem, err := bench.ReadMemory(etcd.Pid())
 	s.apiRSS, s.etcRSS = apiMem.RSS, etcdMem.RSS
 	return s, err
+}
+
+// apiMark is kube-apiserver's CPU time, user and system, and its write
+// system calls at one moment.
+type apiMark struct {
+	user, system time.Duration
+	writes       int64
+}
+
+// readAPIMark reads kube-apiserver's (pid's) apiMark now.
+func readAPIMark(pid int) (apiMark, error) {
+	var m apiMark
+	var err error
+	if m.user, m.system, err = bench.ReadCPUSplit(pid); err != nil {
+		return m, err
+	}
+	m.writes, err = bench.ReadWriteCalls(pid)
+	return m, err
 }
 
 // listCounts are the fleet's LISTs, by what they read.

@@ -43,6 +43,8 @@ func (r *fleetResults) writeMarkdown(w io.Writer) {
 	}
 	fmt.Fprintf(&b, "| requests other than watches | %.1f | %.1f |\n", r.lite.nonWatchPerMin(), r.direct.nonWatchPerMin())
 	fmt.Fprintf(&b, "| kube-apiserver CPU seconds, round 1 | %.2f | %.2f |\n", r.lite.apiCPU.Seconds(), r.direct.apiCPU.Seconds())
+	fmt.Fprintf(&b, "| the part in the kernel (system time), round 1 | %.2f | %.2f |\n", r.lite.apiSysCPU.Seconds(), r.direct.apiSysCPU.Seconds())
+	fmt.Fprintf(&b, "| kube-apiserver write system calls (`syscw`), round 1 | %.0f | %.0f |\n", r.lite.apiWrites, r.direct.apiWrites)
 	b.WriteString("| **at the end of the window** | | |\n")
 	fmt.Fprintf(&b, "| open watches | %d | %d |\n", r.lite.watches, r.direct.watches)
 	fmt.Fprintf(&b, "| kube-apiserver VmRSS | %.0f MiB | %.0f MiB |\n", bench.MiBOf(r.lite.apiRSS), bench.MiBOf(r.direct.apiRSS))
@@ -76,9 +78,9 @@ func (r *fleetResults) check() []error {
 		if s.cost.watches <= 0 {
 			errs = append(errs, fmt.Errorf("%s: figure missing: %d open watches", s.name, s.cost.watches))
 		}
-		if s.cost.apiCPU <= 0 || s.cost.apiRSS <= 0 || s.cost.etcRSS <= 0 {
-			errs = append(errs, fmt.Errorf("%s: figure missing: CPU %v, kube-apiserver RSS %d, etcd RSS %d",
-				s.name, s.cost.apiCPU, s.cost.apiRSS, s.cost.etcRSS))
+		if s.cost.apiCPU <= 0 || s.cost.apiRSS <= 0 || s.cost.etcRSS <= 0 || s.cost.apiWrites <= 0 {
+			errs = append(errs, fmt.Errorf("%s: figure missing: CPU %v, kube-apiserver RSS %d, etcd RSS %d, write calls %.0f",
+				s.name, s.cost.apiCPU, s.cost.apiRSS, s.cost.etcRSS, s.cost.apiWrites))
 		}
 	}
 	errs = append(errs, r.checkRounds()...)

@@ -43,8 +43,17 @@ func (f *fleet) restartCloud(ctx context.Context, r *fleetResults, suffix string
 	f.c.StopCloud()
 	f.c.StartCloud()
 	cpu := sampleCloudCPU(f.c)
+	stop, prof := make(chan struct{}), make(chan profiled, 1)
+	go func() {
+		paths, err := profileUntil(ctx, f, stop, "cloud-restart-"+suffix)
+		prof <- profiled{paths, err}
+	}()
 	res, err := f.changeAndCatchUp(ctx, start, time.Now(), suffix, caughtUp, before)
 	res.cpuPeak, res.cpuSeries = cpu.stop(), cpu.seconds()
+	close(stop)
+	p := <-prof
+	res.profileCum, p.err = profileCumTop(ctx, p.paths)
+	err = errors.Join(err, p.err)
 	// The restarted kube-apiserver's counters started at zero.
 	res.bytes, err = f.restartBytes(ctx, cloudBytes{}, err)
 	return res, err

@@ -97,7 +97,7 @@ func (x *rebootWatch) begin(ctx context.Context, start time.Time) {
 	x.start = start
 	x.mark()
 	go func() {
-		paths, err := profileUntil(ctx, x.f, x.stop)
+		paths, err := profileUntil(ctx, x.f, x.stop, "daemon-restart")
 		x.profiled <- profiled{paths, err}
 	}()
 }
@@ -168,8 +168,8 @@ func (x *rebootWatch) note(err error) {
 }
 
 // profileUntil profiles kube-apiserver's CPU in restartProfileChunk
-// chunks until stop is closed.
-func profileUntil(ctx context.Context, f *fleet, stop <-chan struct{}) ([]string, error) {
+// chunks until stop is closed, each saved as label-<i>.
+func profileUntil(ctx context.Context, f *fleet, stop <-chan struct{}, label string) ([]string, error) {
 	var paths []string
 	for i := 0; ; i++ {
 		select {
@@ -177,7 +177,7 @@ func profileUntil(ctx context.Context, f *fleet, stop <-chan struct{}) ([]string
 			return paths, nil
 		default:
 		}
-		p, err := profileCloud(ctx, f.c, restartProfileChunk, f.profiles, "daemon-restart-"+strconv.Itoa(i))
+		p, err := profileCloud(ctx, f.c, restartProfileChunk, f.profiles, label+"-"+strconv.Itoa(i))
 		paths = append(paths, p...)
 		if err != nil {
 			return paths, err

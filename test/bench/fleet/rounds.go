@@ -70,6 +70,7 @@ func (f *fleet) liteRound(ctx context.Context, r *fleetResults, stop ...context.
 	}
 	r.enterPhase(phaseRoundStart)
 	defer r.enterPhase(phaseSteady)
+	opened := time.Now()
 	for _, n := range f.nodes {
 		n.Start()
 	}
@@ -81,7 +82,7 @@ func (f *fleet) liteRound(ctx context.Context, r *fleetResults, stop ...context.
 	f.renewLeases(sctx, f.local, &r.leaseFails[bench.LiteSide])
 	time.Sleep(f.cfg.Settle)
 	r.enterPhase(phaseSteady)
-	_, err = f.measure(ctx, r, bench.LiteSide, base)
+	_, err = f.measure(ctx, r, bench.LiteSide, base, opened)
 	stopLite := func() {
 		cancel()
 		for _, n := range f.nodes {
@@ -110,6 +111,7 @@ func (f *fleet) directRound(ctx context.Context, r *fleetResults, stop context.C
 	}
 	r.enterPhase(phaseRoundStart)
 	defer r.enterPhase(phaseSteady)
+	opened := time.Now()
 	f.direct = make([]*directProc, len(f.nodes))
 	err = f.eachNode(func(i int) (err error) {
 		f.direct[i], err = startDirectProc(f.nodes[i].CloudConfig, nodeName(i), f.podNames(i), f.c.Dir, &r.leaseFails[bench.KubeSide])
@@ -123,7 +125,7 @@ func (f *fleet) directRound(ctx context.Context, r *fleetResults, stop context.C
 	if err == nil {
 		time.Sleep(f.cfg.Settle)
 		r.enterPhase(phaseSteady)
-		_, err = f.measure(ctx, r, bench.KubeSide, base)
+		_, err = f.measure(ctx, r, bench.KubeSide, base, opened)
 	}
 	if err != nil {
 		f.stopDirect()
@@ -144,8 +146,9 @@ func (f *fleet) stopDirect() {
 }
 
 // measure counts one side's steady state, profiling kube-apiserver over
-// the window, and records it in the round it belongs to.
-func (f *fleet) measure(ctx context.Context, r *fleetResults, side int, base baseline) (sideCost, error) {
+// the window, and records it in the round it belongs to; the side's
+// watches opened from opened.
+func (f *fleet) measure(ctx context.Context, r *fleetResults, side int, base baseline, opened time.Time) (sideCost, error) {
 	round := len(r.rounds)
 	if side == bench.LiteSide {
 		r.rounds = append(r.rounds, fleetRound{})
@@ -154,10 +157,12 @@ func (f *fleet) measure(ctx context.Context, r *fleetResults, side int, base bas
 	}
 	label := fmt.Sprintf("%s-%d", sideLabel(side), round+1)
 	clients0, start := f.clientsCPU(side), time.Now()
+	phases := watchPhases(f.c, opened, start)
 	cost, paths, err := profiledSide(ctx, f.c, f.cfg, base, f.profiles, label)
 	if err != nil {
 		return cost, err
 	}
+	cost.phases = phases
 	cost.clientCPU = time.Duration(float64(f.clientsCPU(side)-clients0) / time.Since(start).Minutes())
 	f.profiled[side] = append(f.profiled[side], paths...)
 	if side == bench.LiteSide {

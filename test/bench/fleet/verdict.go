@@ -42,6 +42,7 @@ func (r *fleetResults) writeRounds(b *bytes.Buffer) {
 	fmt.Fprintf(b, "| the nodes' own CPU seconds per minute (every apiserver-lite; every read set's process), on the same cores, median (least – most) | %.2f (%.2f – %.2f) | %.2f (%.2f – %.2f) |\n",
 		cl.median, cl.least, cl.most, cd.median, cd.least, cd.most)
 	fmt.Fprintf(b, "| cloud bytes sent per minute, round 1 | %.0f KiB | %.0f KiB |\n", r.lite.bytesPerMin/1024, r.direct.bytesPerMin/1024)
+	fmt.Fprintf(b, "| seconds in which a node's watches opened, from its start to the window (kube-apiserver times each watch's bookmarks from its second), median node, round 1 | %.0f | %.0f |\n", r.lite.phases, r.direct.phases)
 	fmt.Fprintf(b, "| TLS connections to the cloud at the end of round 1, per node | %.1f | %.1f |\n\n",
 		float64(r.lite.conns)/float64(r.cfg.Nodes), float64(r.direct.conns)/float64(r.cfg.Nodes))
 }
@@ -67,6 +68,13 @@ func (r *fleetResults) writeRestarts(b *bytes.Buffer) {
 		100*watchesBackShare, r.cloudRestart.watchesBack.Round(time.Millisecond), r.directRestart.watchesBack.Round(time.Millisecond), watchesBackWithin, restartSettle)
 	fmt.Fprintf(b, "kube-apiserver's cores in each %s from the cloud's readiness, the peak's samples: apiserver-lite %s; direct %s.\n",
 		cpuSampleEvery, coresSeries(r.cloudRestart.cpuSeries), coresSeries(r.directRestart.cpuSeries))
+	for _, x := range []struct {
+		side string
+		res  restartResult
+	}{{"apiserver-lite on every node", r.cloudRestart}, {"kubelet read set direct", r.directRestart}} {
+		fmt.Fprintf(b, "\nkube-apiserver CPU profile over the cloud restart, %s (profiles of %s from its readiness until its watches were back, the last up to %s beyond), `go tool pprof -top -cum`, %d heaviest:\n\n```\n%s```\n",
+			x.side, restartProfileChunk, restartProfileChunk, restartProfileCum, x.res.profileCum)
+	}
 	ph, ms := r.reboot.phases, time.Millisecond
 	fmt.Fprintf(b, "\nThe restart of every apiserver-lite, after the first SIGTERM: every daemon had exited at %s (the slowest %s after its SIGTERM) "+
 		"and been started again at %s; the change, each node's part sent as its daemon exited, was made (its last create answered) at %s and served by every node at %s.\n\n",
@@ -138,6 +146,9 @@ func (r *fleetResults) checkRounds() []error {
 		if x.res.caughtUp <= 0 || x.res.requests <= 0 || x.res.bytes.total() <= 0 || x.res.cpuPeak <= 0 {
 			errs = append(errs, fmt.Errorf("%s: figure missing in the cloud restart: caught up after %v, %d requests, %.0f bytes, CPU peak %.2f",
 				x.name, x.res.caughtUp, x.res.requests, x.res.bytes.total(), x.res.cpuPeak))
+		}
+		if x.res.profileCum == "" {
+			errs = append(errs, fmt.Errorf("%s: figure missing: no CPU profile of the cloud restart", x.name))
 		}
 	}
 	return errs
