@@ -30,7 +30,7 @@ type sideCost struct {
 	// system calls per minute.
 	apiCPU, apiSysCPU time.Duration
 	apiWrites         float64
-	apiRSS, etcRSS int64
+	apiRSS, etcRSS    int64
 	// clientCPU is the CPU time per minute the side's clients (every
 	// apiserver-lite, or every direct node's process) used on this
 	// machine, beside kube-apiserver's.
