@@ -88,12 +88,12 @@ func TestClassifyRelistsOnTooLargeRV(t *testing.T) {
 		want error // the sentinel that makes the syncer relist; nil for none
 	}{
 		{"410 expired", apierrors.NewResourceExpired("too old"), ErrExpired},
-		{"too large", tooLarge, errBehind},
+		{"too large", tooLarge, ErrBehind},
 		{"plain timeout", apierrors.NewTimeoutError("slow", 1), nil},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			got := Classify("watch", tt.err)
-			for _, sentinel := range []error{ErrExpired, errConflict, errBehind} {
+			for _, sentinel := range []error{ErrExpired, errConflict, ErrBehind} {
 				if is := errors.Is(got, sentinel); is != (sentinel == tt.want) {
 					t.Errorf("got %v; errors.Is(%v) %v, want %v", got, sentinel, is, !is)
 				}

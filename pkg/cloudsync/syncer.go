@@ -24,10 +24,11 @@ var ErrExpired = errors.New("resource version expired in the cloud")
 // every other resource's (see Link.reportRegressed).
 var errConflict = errors.New("cloud history contradicts the stored state")
 
-// errBehind means the cloud refused a watch from the watermark as a
-// resource version it has not reached: this resource relists. A cloud
-// whose API server lags its peers answers so too, so the others do not.
-var errBehind = errors.New("cloud behind the watermark")
+// ErrBehind means the cloud refused a watch from the watermark, or a read
+// of a state not older than a point, as a resource version it has not
+// reached: this resource relists. A cloud whose API server lags its peers
+// answers so too, so the others do not.
+var ErrBehind = errors.New("cloud behind the watermark")
 
 // errNotServed means the cloud's discovery does not list the resource.
 var errNotServed = errors.New("resource not served by the cloud")
@@ -144,7 +145,7 @@ func (s *Syncer) Run(ctx context.Context) error {
 				return nil
 			}
 			continue
-		case errors.Is(err, errConflict), errors.Is(err, errBehind), errors.Is(err, errRegressedElsewhere):
+		case errors.Is(err, errConflict), errors.Is(err, ErrBehind), errors.Is(err, errRegressedElsewhere):
 			s.log.Warn("relisting", "reason", err, "rv", s.rv)
 			s.noteRegressed(errors.Is(err, errConflict))
 			continue

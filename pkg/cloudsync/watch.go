@@ -253,7 +253,7 @@ func Classify(what string, err error) error {
 	// The cloud is behind the watermark (a restored or rebuilt control
 	// plane, or one that lags its peers): relist, as a reflector does.
 	if apierrors.HasStatusCause(err, metav1.CauseTypeResourceVersionTooLarge) {
-		return fmt.Errorf("%s: resource version too large: %w", what, errBehind)
+		return fmt.Errorf("%s: resource version too large: %w", what, ErrBehind)
 	}
 	return fmt.Errorf("%s: %w", what, err)
 }

@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/apiserver-lite/apiserver-lite/pkg/cloudsync/link"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"sync"
 	"testing"
@@ -51,7 +53,7 @@ type demandCloud struct {
 	listRV  uint64                                // guarded by mu
 	// lists counts the reads of the state, LISTs and streaming watches,
 	// watchRVs the watches' resourceVersions ("stream" for a streaming
-	// one), by key. Guarded by mu.
+	// one, "stream>=RV" for one not older than RV), by key. Guarded by mu.
 	lists    map[string]int
 	watchRVs map[string][]string
 	// plainLists counts the LISTs and streams the streaming watches asked
@@ -69,6 +71,18 @@ type demandCloud struct {
 	refuse map[string]int
 	// refuseWith, when set, is the refusal instead of 403. Guarded by mu.
 	refuseWith error
+	// behindFloors is how many more streaming watches not older than a
+	// resourceVersion are refused as too large, as a cloud whose etcd
+	// was restored from a backup answers. Guarded by mu.
+	behindFloors int
+}
+
+// tooLarge is kube-apiserver's answer to a read not older than rv that
+// its watch cache has not reached within its wait.
+func tooLarge(rv string) error {
+	err := apierrors.NewTimeoutError("Too large resource version: "+rv+", current: 30", 1)
+	err.ErrStatus.Details.Causes = []metav1.StatusCause{{Type: metav1.CauseTypeResourceVersionTooLarge, Message: "Too large resource version"}}
+	return err
 }
 
 func (c *demandCloud) source(r cloudsync.Resource) cache.ListerWatcherWithContext {
@@ -138,7 +152,15 @@ func (c *demandCloud) stream(r cloudsync.Resource, key string, o metav1.ListOpti
 		return nil, err
 	}
 	if c.watchRVs != nil {
-		c.watchRVs[key] = append(c.watchRVs[key], "stream")
+		what := "stream"
+		if o.ResourceVersion != "" {
+			what += ">=" + o.ResourceVersion
+		}
+		c.watchRVs[key] = append(c.watchRVs[key], what)
+	}
+	if o.ResourceVersion != "" && c.behindFloors > 0 {
+		c.behindFloors--
+		return nil, tooLarge(o.ResourceVersion)
 	}
 	w := watch.NewFakeWithChanSize(10, false)
 	if obj := c.objs[key]; obj != nil {
@@ -354,8 +376,8 @@ func TestDemandResumesObjectWatchWithoutListing(t *testing.T) {
 
 	cloud.watchOf(key).Error(&metav1.Status{Status: metav1.StatusFailure, Code: 410, Reason: metav1.StatusReasonExpired})
 	waitFor(t, "the streaming watch after 410", watches(3))
-	if lists, rvs := cloud.asks(key); lists != 2 || rvs[2] != "stream" {
-		t.Errorf("after 410: got %d reads and watches from %v, want 2 reads, the second a streaming watch", lists, rvs)
+	if lists, rvs := cloud.asks(key); lists != 2 || rvs[2] != "stream>=45" {
+		t.Errorf("after 410: got %d reads and watches from %v, want 2 reads, the second a streaming watch not older than 45", lists, rvs)
 	}
 	// The stream goes on as the watch; once it ends, the next resumes from
 	// the resourceVersion of the bookmark that ended its initial events.
@@ -366,5 +388,42 @@ func TestDemandResumesObjectWatchWithoutListing(t *testing.T) {
 	}
 	if cloud.plainLists != 0 {
 		t.Errorf("LISTs: got %d, want none (a streaming watch reads the state)", cloud.plainLists)
+	}
+}
+
+// An expired object is read again not older than its expired point, which
+// a restarted cloud's watch cache serves without asking etcd; a cloud that
+// has not reached that point (a restored etcd) gets a read of its latest
+// state at once, not after the object's backoff.
+func TestDemandRereadsBehindFloorAsLatest(t *testing.T) {
+	l := newLocal(t, secretVolume("used"))
+	const key = "secrets/ns/used"
+	cloud := newResumeCloud()
+	cloud.behindFloors = 1
+	clk := linktest.NewRecClock()
+	stop := runHolderWith(t, l, cloud, clk)
+	defer stop()
+	watches := func(n int) func() bool {
+		return func() bool { _, rvs := cloud.asks(key); return len(rvs) == n }
+	}
+	waitFor(t, "the first watch", watches(1))
+	cloud.watchOf(key).Action(watch.Bookmark, namedObject("Secret", "ns", "used", 45, ""))
+	cloud.watchOf(key).Error(&metav1.Status{Status: metav1.StatusFailure, Code: 410, Reason: metav1.StatusReasonExpired})
+	before := len(clk.Timers())
+	waitFor(t, "the read not older than 45, then the latest", func() bool {
+		clk.Step(link.DefaultRelistSpread) // past the relist delay
+		return watches(3)()
+	})
+	var delays []time.Duration
+	for _, d := range clk.Timers()[before:] {
+		if d != resumeFlush && d != resumeFlushListed && d != heardEvery {
+			delays = append(delays, d)
+		}
+	}
+	if len(delays) != 1 || delays[0] >= link.DefaultRelistSpread {
+		t.Errorf("delays after the 410: got %v, want the relist delay alone (no backoff before the latest state)", delays)
+	}
+	if _, rvs := cloud.asks(key); !slices.Equal(rvs, []string{"stream", "stream>=45", "stream"}) {
+		t.Errorf("got watches %v, want [stream stream>=45 stream]", rvs)
 	}
 }

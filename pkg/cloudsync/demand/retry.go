@@ -24,6 +24,11 @@ type objectWatch struct {
 	retry *link.Retrier
 	// from is the resume point: 0 reads the state first (openWatch).
 	from uint64
+	// floor is the resume point the cloud expired (a restarted cloud's
+	// watch cache starts above it): the state held is at least that
+	// fresh, so it is read again as not older than it (streamOptions);
+	// 0 reads the latest.
+	floor uint64
 	// lost is the undecided outage this worker is in, if any.
 	lost *outage
 	// reread waits for the link and the relist delay before the state is
@@ -72,11 +77,11 @@ func (d *Holder) readOnce(ctx context.Context, w *objectWatch) (stopped bool, er
 		return true, nil
 	}
 	w.reread = false
-	settled, err := d.rejoin(ctx, &w.lost, w.gen, &w.from)
+	settled, err := d.rejoin(ctx, &w.lost, w.gen, &w.from, &w.floor)
 	if err != nil {
 		return true, nil
 	}
-	err = d.listWatchAlive(ctx, w.lw, w.ref, w.gen, &w.from, w.retry.Reset, settled)
+	err = d.listWatchAlive(ctx, w.lw, w.ref, w.gen, &w.from, w.floor, w.retry.Reset, settled)
 	if settled != nil && w.lost != nil && errors.Is(err, cloudsync.ErrExpired) {
 		d.probe.decide(w.lost, true)
 		w.lost = nil
@@ -98,8 +103,13 @@ func (d *Holder) afterRead(ctx context.Context, w *objectWatch, err error, first
 	case errors.Is(err, cloudsync.ErrExpired):
 		// A restarted cloud expires every object's watch at once, on
 		// every node: the reads are spread over the relist window.
-		w.from = 0
+		w.floor, w.from = max(w.floor, w.from), 0
 		return link.Sleep(ctx, d.cfg.Clock, d.cfg.Link.RelistDelay()) != nil
+	case w.floor > 0 && errors.Is(err, cloudsync.ErrBehind):
+		// The cloud has not reached the floor (a restored etcd): the
+		// latest state is read instead, at once, as a reflector does.
+		w.floor = 0
+		return false
 	case err == nil:
 		return false
 	case errors.Is(err, errLinkDead) || cloudsync.MayHideRestore(err):
@@ -130,12 +140,12 @@ func (d *Holder) lostCloud(w *objectWatch) {
 // then it waits for the outage's answer (afterLoss), leaving it unless
 // chosen to probe. The prober gets settled, which records the cloud's
 // answer that it still serves the probe's point, and leaves the outage.
-func (d *Holder) rejoin(ctx context.Context, lost **outage, gen uint64, from *uint64) (settled func(), err error) {
+func (d *Holder) rejoin(ctx context.Context, lost **outage, gen uint64, from, floor *uint64) (settled func(), err error) {
 	o := *lost
 	if o == nil {
 		return nil, nil
 	}
-	probing, err := d.afterLoss(ctx, o, gen, from)
+	probing, err := d.afterLoss(ctx, o, gen, from, floor)
 	if err != nil || !probing {
 		if err == nil {
 			*lost = nil
@@ -150,12 +160,13 @@ func (d *Holder) rejoin(ctx context.Context, lost **outage, gen uint64, from *ui
 // newest resume point among the lost workers, made by its own worker
 // (probing true, see prober.await). A 410 to it means the cloud's watch
 // cache starts above every older point too (a restarted cloud): the
-// object is then read again (*from = 0) after a delay within the relist
-// window, so a fleet's reads are spread as its relists are (--relist-
-// spread, or the cloud's Retry-After), one request per object where a
-// resume and the read after its 410 are two. A probe the cloud served
-// (a blip) lets every lost object resume from its own point at once.
-func (d *Holder) afterLoss(ctx context.Context, o *outage, gen uint64, from *uint64) (probing bool, err error) {
+// object is then read again (*from = 0), not older than its point
+// (*floor), after a delay within the relist window, so a fleet's reads
+// are spread as its relists are (--relist-spread, or the cloud's
+// Retry-After), one request per object where a resume and the read after
+// its 410 are two. A probe the cloud served (a blip) lets every lost
+// object resume from its own point at once.
+func (d *Holder) afterLoss(ctx context.Context, o *outage, gen uint64, from, floor *uint64) (probing bool, err error) {
 	if err := d.cfg.Link.WaitUp(ctx); err != nil {
 		return false, err
 	}
@@ -163,7 +174,7 @@ func (d *Holder) afterLoss(ctx context.Context, o *outage, gen uint64, from *uin
 	if err != nil || probing || !expired {
 		return probing, err
 	}
-	*from = 0
+	*floor, *from = max(*floor, *from), 0
 	return false, link.Sleep(ctx, d.cfg.Clock, d.cfg.Link.RelistDelay())
 }
 

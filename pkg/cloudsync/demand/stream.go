@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 
 	"github.com/apiserver-lite/apiserver-lite/pkg/cloudsync"
 	"github.com/apiserver-lite/apiserver-lite/pkg/cloudsync/demand/nodescope"
@@ -35,21 +36,30 @@ func (d *Holder) streamOff(k nodescope.Kind) bool {
 // streamOptions are a streaming watch's, as client-go's reflector sends
 // them (WatchList): the current state as ADDED events, then a bookmark
 // annotated metav1.InitialEventsAnnotationKey at the state's
-// resourceVersion, then the changes after it, on the same stream. No
-// resourceVersion asks for the latest state, read as a quorum read would.
-func streamOptions() metav1.ListOptions {
+// resourceVersion, then the changes after it, on the same stream. A floor
+// asks for a state not older than it, which kube-apiserver's watch cache
+// serves as soon as it has reached the floor, as a reflector's relist from
+// its last resourceVersion does; none (0) asks for the latest state, read
+// as a quorum read would: kube-apiserver first asks etcd for its current
+// revision and waits until the cache has reached it.
+func streamOptions(floor uint64) metav1.ListOptions {
 	timeout := cloudsync.WatchTimeout()
-	return metav1.ListOptions{SendInitialEvents: ptr.To(true), ResourceVersionMatch: metav1.ResourceVersionMatchNotOlderThan,
+	o := metav1.ListOptions{SendInitialEvents: ptr.To(true), ResourceVersionMatch: metav1.ResourceVersionMatchNotOlderThan,
 		AllowWatchBookmarks: true, TimeoutSeconds: &timeout}
+	if floor > 0 {
+		o.ResourceVersion = strconv.FormatUint(floor, 10)
+	}
+	return o
 }
 
-// streamObject reads r's state with one streaming watch, in place of a
-// LIST, sends it to Run's loop as a listed update at the resourceVersion
-// of the bookmark that ends the initial events, sets *from to it and
-// returns the watch, open, for its changes. It returns a nil watch and
-// nil when ctx ended or the worker was stopped.
-func (d *Holder) streamObject(ctx context.Context, lw cache.ListerWatcherWithContext, r nodescope.Ref, gen uint64, from *uint64, reached func()) (watch.Interface, error) {
-	w, err := lw.WatchWithContext(ctx, streamOptions())
+// streamObject reads r's state, not older than floor (see
+// streamOptions), with one streaming watch, in place of a LIST, sends it
+// to Run's loop as a listed update at the resourceVersion of the bookmark
+// that ends the initial events, sets *from to it and returns the watch,
+// open, for its changes. It returns a nil watch and nil when ctx ended or
+// the worker was stopped.
+func (d *Holder) streamObject(ctx context.Context, lw cache.ListerWatcherWithContext, r nodescope.Ref, gen uint64, from *uint64, floor uint64, reached func()) (watch.Interface, error) {
+	w, err := lw.WatchWithContext(ctx, streamOptions(floor))
 	if err != nil {
 		return nil, classifyStream(err)
 	}

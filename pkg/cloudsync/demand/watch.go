@@ -62,7 +62,7 @@ func (d *Holder) stopWorker(r nodescope.Ref) {
 // listWatchAlive runs listWatchOnce, ending it with errLinkDead once the
 // link has failed its probes for longer than the watch progress timeout,
 // so a watch on a half-open connection does not hang.
-func (d *Holder) listWatchAlive(ctx context.Context, lw cache.ListerWatcherWithContext, r nodescope.Ref, gen uint64, from *uint64, reached, settled func()) error {
+func (d *Holder) listWatchAlive(ctx context.Context, lw cache.ListerWatcherWithContext, r nodescope.Ref, gen uint64, from *uint64, floor uint64, reached, settled func()) error {
 	dead := d.cfg.Link.Dead()
 	actx, cancel := context.WithCancelCause(ctx)
 	stop := make(chan struct{})
@@ -74,7 +74,7 @@ func (d *Holder) listWatchAlive(ctx context.Context, lw cache.ListerWatcherWithC
 		case <-stop:
 		}
 	})
-	err := d.listWatchOnce(actx, lw, r, gen, from, reached, settled)
+	err := d.listWatchOnce(actx, lw, r, gen, from, floor, reached, settled)
 	close(stop)
 	wg.Wait()
 	cancel(nil)
@@ -84,13 +84,13 @@ func (d *Holder) listWatchAlive(ctx context.Context, lw cache.ListerWatcherWithC
 	return err
 }
 
-// listWatchOnce reads the object's state unless *from is set, then
-// streams its changes from *from until the watch ends, advancing *from
-// with every event and bookmark. settled, when set (a probe), is called
-// once the watch delivered an event, or nothing for probeSettle: the
-// cloud still serves *from.
-func (d *Holder) listWatchOnce(ctx context.Context, lw cache.ListerWatcherWithContext, r nodescope.Ref, gen uint64, from *uint64, reached, settled func()) error {
-	w, err := d.openWatch(ctx, lw, r, gen, from, reached)
+// listWatchOnce reads the object's state (not older than floor) unless
+// *from is set, then streams its changes from *from until the watch ends,
+// advancing *from with every event and bookmark. settled, when set (a
+// probe), is called once the watch delivered an event, or nothing for
+// probeSettle: the cloud still serves *from.
+func (d *Holder) listWatchOnce(ctx context.Context, lw cache.ListerWatcherWithContext, r nodescope.Ref, gen uint64, from *uint64, floor uint64, reached, settled func()) error {
+	w, err := d.openWatch(ctx, lw, r, gen, from, floor, reached)
 	if err != nil || w == nil {
 		return err
 	}
@@ -127,13 +127,14 @@ func (d *Holder) listWatchOnce(ctx context.Context, lw cache.ListerWatcherWithCo
 }
 
 // openWatch returns r's watch from *from. Without a resume point the
-// state is read first: with one streaming watch, which then goes on as
-// the watch (one request where LIST and WATCH are two, as client-go's
-// reflectors do), or, once the cloud refused one for r's kind, with a
-// LIST. A nil watch and nil error mean ctx ended or the worker stopped.
-func (d *Holder) openWatch(ctx context.Context, lw cache.ListerWatcherWithContext, r nodescope.Ref, gen uint64, from *uint64, reached func()) (watch.Interface, error) {
+// state is read first: with one streaming watch (not older than floor),
+// which then goes on as the watch (one request where LIST and WATCH are
+// two, as client-go's reflectors do), or, once the cloud refused one for
+// r's kind, with a LIST. A nil watch and nil error mean ctx ended or the
+// worker stopped.
+func (d *Holder) openWatch(ctx context.Context, lw cache.ListerWatcherWithContext, r nodescope.Ref, gen uint64, from *uint64, floor uint64, reached func()) (watch.Interface, error) {
 	if *from == 0 && !d.streamOff(r.Kind) {
-		w, err := d.streamObject(ctx, lw, r, gen, from, reached)
+		w, err := d.streamObject(ctx, lw, r, gen, from, floor, reached)
 		if !errors.Is(err, errStreamRefused) {
 			return w, err
 		}
