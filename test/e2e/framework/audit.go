@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 )
@@ -100,6 +101,19 @@ func (c *Cluster) auditArgs() []string {
 
 func (c *Cluster) auditLogPath() string { return filepath.Join(c.Dir, "audit.log") }
 
+// auditLogFiles are the audit log's files, oldest first: the backups
+// kube-apiserver rotated it into (audit-<time>.log, every 100 MB, its
+// log writer's default size), then the current one. A fleet's restart
+// writes more than that in seconds.
+func (c *Cluster) auditLogFiles() ([]string, error) {
+	backups, err := filepath.Glob(filepath.Join(c.Dir, "audit-*.log"))
+	if err != nil {
+		return nil, err
+	}
+	slices.Sort(backups) // the names sort by their rotation time
+	return append(backups, c.auditLogPath()), nil
+}
+
 // EdgeUser is the user name apiserver-lite authenticates as to the cloud.
 func (c *Cluster) EdgeUser() string {
 	if c.opts.NodeCredentials {
@@ -117,18 +131,33 @@ func (c *Cluster) CloudRequests(user func(string) bool, since, until time.Time) 
 	if !c.opts.AuditLog {
 		c.t.Fatalf("cloud requests: Options.AuditLog is not set")
 	}
-	f, err := os.Open(c.auditLogPath())
+	files, err := c.auditLogFiles()
 	if err != nil {
-		c.t.Fatalf("open audit log: %v", err)
+		c.t.Fatalf("audit log files: %v", err)
+	}
+	var out []AuditEvent
+	for _, name := range files {
+		if out, err = appendRequests(out, name, user, since, until); err != nil {
+			c.t.Fatalf("audit log: %v", err)
+		}
+	}
+	return out
+}
+
+// appendRequests appends to out the requests of the users user accepts
+// in [since, until) that the audit log file name holds, as CloudRequests.
+func appendRequests(out []AuditEvent, name string, user func(string) bool, since, until time.Time) ([]AuditEvent, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return out, err
 	}
 	defer f.Close()
-	var out []AuditEvent
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 0, 64<<10), auditLineMax)
 	for sc.Scan() {
 		var e AuditEvent
 		if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
-			c.t.Fatalf("audit log line: %v", err)
+			return out, fmt.Errorf("%s: line: %w", name, err)
 		}
 		once := "ResponseComplete"
 		if e.Verb == "watch" {
@@ -139,7 +168,7 @@ func (c *Cluster) CloudRequests(user func(string) bool, since, until time.Time) 
 		}
 	}
 	if err := sc.Err(); err != nil {
-		c.t.Fatalf("read audit log: %v", err)
+		return out, fmt.Errorf("%s: %w", name, err)
 	}
-	return out
+	return out, nil
 }
