@@ -44,9 +44,6 @@ const (
 // runDaemon owns the daemon's lifecycle: it returns when ctx is cancelled
 // and the ordered shutdown is done, or when startup or serving fails.
 func runDaemon(ctx context.Context, cfg config) error {
-	if err := cfg.Validate(); err != nil {
-		return err
-	}
 	log, stopGC, err := startLog(cfg)
 	if err != nil {
 		return err
@@ -85,10 +82,13 @@ func runDaemon(ctx context.Context, cfg config) error {
 	return err
 }
 
-// startLog returns the daemon's logger, having logged the settings that
-// weaken security and applied the memory settings (checked by Validate);
+// startLog validates cfg and returns the daemon's logger, having logged
+// the settings that weaken security and applied the memory settings;
 // stopGC ends the GC percent's adjustment.
 func startLog(cfg config) (log *slog.Logger, stopGC func(), err error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, nil, err
+	}
 	log, err = newLogger(os.Stderr, cfg.LogLevel, cfg.LogFormat)
 	if err != nil {
 		return nil, nil, err
