@@ -40,11 +40,12 @@ func applyMemorySettings(c config, log *slog.Logger) (stop func()) {
 	if !ok {
 		return func() {}
 	}
-	log.Info("gc percent", "percent", p, "headroomBytes", gcHeadroom)
 	if p == gcOff {
 		debug.SetGCPercent(p)
+		log.Info("gc percent", "percent", p)
 		return func() {}
 	}
+	log.Info("gc percent", "percent", p, "headroomBytes", gcHeadroom)
 	return gcheadroom.Start(p, gcHeadroom).Stop
 }
 

@@ -101,16 +101,27 @@ func (c *Cluster) auditArgs() []string {
 
 func (c *Cluster) auditLogPath() string { return filepath.Join(c.Dir, "audit.log") }
 
-// auditLogFiles are the audit log's files, oldest first: the backups
-// kube-apiserver rotated it into (audit-<time>.log, every 100 MB, its
-// log writer's default size), then the current one. A fleet's restart
-// writes more than that in seconds.
-func (c *Cluster) auditLogFiles() ([]string, error) {
+// auditBackupTime is the layout of the rotation time (UTC) in a rotated
+// audit log's name, audit-<time>.log: kube-apiserver's log writer's
+// (gopkg.in/natefinch/lumberjack.v2).
+const auditBackupTime = "2006-01-02T15-04-05.000"
+
+// auditLogFiles are the audit log's files that may hold a request received
+// at since or later, oldest first: the backups kube-apiserver rotated it
+// into (every 100 MB, its log writer's default size; a fleet's restart
+// writes that in seconds) not rotated before since, then the current one.
+// Every entry of a backup was written, so received, before its rotation.
+func (c *Cluster) auditLogFiles(since time.Time) ([]string, error) {
 	backups, err := filepath.Glob(filepath.Join(c.Dir, "audit-*.log"))
 	if err != nil {
 		return nil, err
 	}
 	slices.Sort(backups) // the names sort by their rotation time
+	backups = slices.DeleteFunc(backups, func(name string) bool {
+		stamp := strings.TrimSuffix(strings.TrimPrefix(filepath.Base(name), "audit-"), ".log")
+		rotated, err := time.Parse(auditBackupTime, stamp)
+		return err == nil && rotated.Before(since)
+	})
 	return append(backups, c.auditLogPath()), nil
 }
 
@@ -131,7 +142,7 @@ func (c *Cluster) CloudRequests(user func(string) bool, since, until time.Time) 
 	if !c.opts.AuditLog {
 		c.t.Fatalf("cloud requests: Options.AuditLog is not set")
 	}
-	files, err := c.auditLogFiles()
+	files, err := c.auditLogFiles(since)
 	if err != nil {
 		c.t.Fatalf("audit log files: %v", err)
 	}
