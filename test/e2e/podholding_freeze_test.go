@@ -50,10 +50,7 @@ func TestTenantCannotFreezeHeldResources(t *testing.T) {
 		_, err := c.Admin.RbacV1().ClusterRoles().Create(t.Context(), &sliceReaderRole, metav1.CreateOptions{})
 		return err
 	})
-	proxyPod, err := c.Admin.CoreV1().Pods(systemNS).Get(t.Context(), f.proxyPod, metav1.GetOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	proxyPod := upperHalfUIDProxy(t, c, &f)
 	readers := []struct{ name, token string }{
 		{"tenant", noVolumeReader(t, c, heldNS, "slice-reader", string(proxyPod.UID))},
 		{"kube-system agent", noVolumeReader(t, c, systemNS, "stale-agent", string(proxyPod.UID))},
@@ -162,9 +159,46 @@ func noVolumeReader(t *testing.T, c *framework.Cluster, ns, sa, below string) st
 	return ""
 }
 
-// lowUIDAttempts bounds the pods created for one with a UID below
-// another's: each has even odds.
+// lowUIDAttempts bounds the pods created for one with a UID in a half of
+// the UID space: each has even odds, so all fail one time in 2^40.
 const lowUIDAttempts = 40
+
+// upperHalfUID is the least UID of the upper half of the UID space: a pod
+// whose UID is at least this leaves even odds to each pod created for a
+// lower one.
+const upperHalfUID = "8"
+
+// upperHalfUIDProxy creates the fixture's kube-proxy pod again until its
+// UID is in the upper half, minting f.proxyToken for the pod it keeps, and
+// returns that pod: without it, a low UID would leave a reader pod too
+// little chance of a lower one.
+func upperHalfUIDProxy(t *testing.T, c *framework.Cluster, f *heldFixture) *corev1.Pod {
+	t.Helper()
+	ctx := t.Context()
+	pods := c.Admin.CoreV1().Pods(systemNS)
+	pod, err := pods.Get(ctx, f.proxyPod, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range lowUIDAttempts {
+		if string(pod.UID) >= upperHalfUID {
+			f.proxyToken = podToken(t, c, systemNS, pod.Spec.ServiceAccountName, pod)
+			return pod
+		}
+		zero := int64(0)
+		if err := pods.Delete(ctx, pod.Name, metav1.DeleteOptions{GracePeriodSeconds: &zero}); err != nil {
+			t.Fatalf("delete pod %s/%s: %v", systemNS, pod.Name, err)
+		}
+		again := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: pod.Name}, Spec: corev1.PodSpec{NodeName: pod.Spec.NodeName,
+			ServiceAccountName: pod.Spec.ServiceAccountName,
+			Containers:         []corev1.Container{{Name: pod.Spec.Containers[0].Name, Image: pod.Spec.Containers[0].Image}}}}
+		if pod, err = pods.Create(ctx, again, metav1.CreateOptions{}); err != nil {
+			t.Fatalf("create pod %s/%s again: %v", systemNS, again.Name, err)
+		}
+	}
+	t.Fatalf("the kube-proxy pod got no UID from %s in %d attempts", upperHalfUID, lowUIDAttempts)
+	return nil
+}
 
 // createSlice creates an EndpointSlice name of the fixture service.
 func createSlice(t *testing.T, c *framework.Cluster, f heldFixture, name string) {
