@@ -7,17 +7,11 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"github.com/apiserver-lite/apiserver-lite/test/bench"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/apiserver-lite/apiserver-lite/test/e2e/framework"
 )
-
-// cpuSampleEvery is how often kube-apiserver's CPU is read while a restart
-// is measured; its peak is the most CPU used in one such interval.
-const cpuSampleEvery = time.Second
 
 // cloudBytes are the bytes kube-apiserver sent, from its own metrics:
 // responses to resource LISTs and GETs (apiserver_response_sizes) and
@@ -76,59 +70,4 @@ func parseCloudBytes(body []byte) (cloudBytes, error) {
 // non-resource request's (subresource="" does not count).
 func noResource(line string) bool {
 	return strings.Contains(line, `{resource=""`) || strings.Contains(line, `,resource=""`)
-}
-
-// cpuSampler reads kube-apiserver's CPU every cpuSampleEvery until
-// stopped, and keeps the most used in one interval.
-type cpuSampler struct {
-	stopCh chan struct{}
-	done   chan struct{}
-	// peak is the most CPU seconds per second of one interval, and series
-	// every interval's in order; written by the sampling goroutine, read
-	// after done is closed.
-	peak   float64
-	series []float64
-}
-
-// sampleCloudCPU starts sampling the running kube-apiserver's CPU.
-func sampleCloudCPU(c *framework.Cluster) *cpuSampler {
-	s := &cpuSampler{stopCh: make(chan struct{}), done: make(chan struct{})}
-	api, _ := c.CloudProcesses()
-	pid := api.Pid()
-	go func() {
-		defer close(s.done)
-		prev, err := bench.ReadCPU(pid)
-		last := time.Now()
-		t := time.NewTicker(cpuSampleEvery)
-		defer t.Stop()
-		for err == nil {
-			select {
-			case <-s.stopCh:
-				return
-			case <-t.C:
-			}
-			var cur time.Duration
-			if cur, err = bench.ReadCPU(pid); err != nil {
-				return
-			}
-			now := time.Now()
-			cores := (cur - prev).Seconds() / now.Sub(last).Seconds()
-			s.peak, s.series = max(s.peak, cores), append(s.series, cores)
-			prev, last = cur, now
-		}
-	}()
-	return s
-}
-
-// stop ends the sampling and returns the peak, in cores.
-func (s *cpuSampler) stop() float64 {
-	close(s.stopCh)
-	<-s.done
-	return s.peak
-}
-
-// seconds is every interval's cores, in order; after stop.
-func (s *cpuSampler) seconds() []float64 {
-	<-s.done
-	return s.series
 }

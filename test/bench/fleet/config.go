@@ -33,9 +33,6 @@ const (
 	fleetWindow = 2 * time.Minute
 	// fleetSettle lets the starts' requests finish before a window.
 	fleetSettle = 20 * time.Second
-	// leaseInterval is the kubelet's Lease renewal period (the default
-	// nodeLeaseDurationSeconds of 40 s divided by 4).
-	leaseInterval = 10 * time.Second
 	// fleetCatchUp bounds every node's catch-up after a restart.
 	fleetCatchUp = 3 * time.Minute
 	// fleetNamespace holds the fleet's pods, secrets and configmaps.

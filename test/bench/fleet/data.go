@@ -6,21 +6,14 @@ import (
 	"context"
 	"fmt"
 	"sync"
-	"time"
 
-	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/utils/ptr"
 )
 
 // fleetWorkers is how many objects are created in the cloud at once.
 const fleetWorkers = 8
-
-// leaseNamespace holds the nodes' Leases.
-const leaseNamespace = "kube-node-lease"
 
 // createFleet creates each node's Node and its pods, each referencing a
 // secret and a configmap of its own.
@@ -90,39 +83,4 @@ func createPod(ctx context.Context, admin kubernetes.Interface, node, name strin
 		return fmt.Errorf("create pod %s: %w", name, err)
 	}
 	return nil
-}
-
-// renewLeases renews node's Lease every leaseInterval through cs, as its
-// kubelet does, until ctx ends; a failed renewal reads the Lease again at
-// the next one, and is counted in failed.
-func renewLeases(ctx context.Context, cs kubernetes.Interface, node string, failed leaseFailer) {
-	leases := cs.CoordinationV1().Leases(leaseNamespace)
-	var lease *coordinationv1.Lease
-	for {
-		var err error
-		switch {
-		case lease == nil:
-			lease, err = leases.Get(ctx, node, metav1.GetOptions{})
-			if apierrors.IsNotFound(err) {
-				lease, err = leases.Create(ctx, &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Name: node, Namespace: leaseNamespace},
-					Spec: coordinationv1.LeaseSpec{HolderIdentity: ptr.To(node), LeaseDurationSeconds: ptr.To(int32(40))}}, metav1.CreateOptions{})
-			}
-		default:
-			lease.Spec.RenewTime = &metav1.MicroTime{Time: time.Now()}
-			lease, err = leases.Update(ctx, lease, metav1.UpdateOptions{})
-		}
-		if err != nil {
-			lease = nil
-			if ctx.Err() == nil {
-				failed.fail(node, err)
-			}
-		}
-		t := time.NewTimer(leaseInterval)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return
-		case <-t.C:
-		}
-	}
 }

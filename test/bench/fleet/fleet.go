@@ -15,6 +15,10 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
+	"github.com/apiserver-lite/apiserver-lite/test/bench/fleet/cpu"
+	"github.com/apiserver-lite/apiserver-lite/test/bench/fleet/direct"
+	"github.com/apiserver-lite/apiserver-lite/test/bench/fleet/lease"
+	"github.com/apiserver-lite/apiserver-lite/test/bench/fleet/profile"
 	"github.com/apiserver-lite/apiserver-lite/test/e2e/framework"
 )
 
@@ -33,7 +37,7 @@ const (
 	// watchesPollEvery is how often the open watches are read meanwhile:
 	// each read makes kube-apiserver render its whole /metrics, CPU the
 	// restart's peak counts, so no oftener than its CPU is sampled.
-	watchesPollEvery = cpuSampleEvery
+	watchesPollEvery = cpu.SampleEvery
 )
 
 // restartResult is what a restart cost the cloud.
@@ -51,8 +55,8 @@ type restartResult struct {
 	// requests are the fleet's requests of every verb, watches included.
 	requests int
 	bytes    cloudBytes
-	// cpuPeak is kube-apiserver's most CPU in one cpuSampleEvery, in cores;
-	// cpuSeries every cpuSampleEvery's, in order.
+	// cpuPeak is kube-apiserver's most CPU in one cpu.SampleEvery, in
+	// cores; cpuSeries every cpu.SampleEvery's, in order.
 	cpuPeak   float64
 	cpuSeries []float64
 	// profileCum is kube-apiserver's CPU profiles over a cloud restart,
@@ -75,11 +79,11 @@ type fleetResults struct {
 	// round's profiles merged; indexed by bench.LiteSide and bench.KubeSide.
 	profileTop [2]string
 	// suspects are each side's suspected costs found in those profiles.
-	suspects    [2]suspectTimes
+	suspects    [2]profile.SuspectTimes
 	rebootLists rebootLists
 	// rebootWindow is where the fleet-wide daemon restart's time went.
 	rebootWindow          rebootWindow
-	leaseFails            [2]sideLeases // per side: bench.KubeSide is the direct one
+	leaseFails            [2]lease.Failures // per side: bench.KubeSide is the direct one
 	reached               []string
 	stopped               error
 	cloudStart, fleetLoad time.Duration
@@ -97,7 +101,7 @@ type fleet struct {
 	added []string
 	// direct are the nodes' kubelet read sets, each in its process, while
 	// the direct side runs.
-	direct []*directProc
+	direct []*direct.Proc
 	// profiles holds kube-apiserver's CPU profiles; profiled lists each
 	// side's, indexed by bench.LiteSide and bench.KubeSide.
 	profiles string
@@ -114,6 +118,11 @@ func (f *fleet) podNames(i int) []string {
 		out = append(out, nodeName(i)+"-"+s)
 	}
 	return out
+}
+
+// directNode is what node i's kubelet reads on the direct side.
+func (f *fleet) directNode(i int) direct.Node {
+	return direct.Node{Name: nodeName(i), Namespace: fleetNamespace, Pods: f.podNames(i), CatchUp: fleetCatchUp}
 }
 
 // runFleet measures the fleet's cost to one cloud with apiserver-lite on
@@ -178,9 +187,9 @@ func (f *fleet) localClient(i int) (kubernetes.Interface, error) {
 }
 
 // renewLeases renews every node's Lease through clients until ctx ends.
-func (f *fleet) renewLeases(ctx context.Context, clients []kubernetes.Interface, failed *sideLeases) {
+func (f *fleet) renewLeases(ctx context.Context, clients []kubernetes.Interface, failed *lease.Failures) {
 	for i, cs := range clients {
-		go renewLeases(ctx, cs, nodeName(i), failed)
+		go lease.Renew(ctx, cs, nodeName(i), failed)
 	}
 }
 

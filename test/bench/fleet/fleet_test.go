@@ -5,11 +5,15 @@ package fleet
 import (
 	"bytes"
 	"errors"
-	"github.com/apiserver-lite/apiserver-lite/test/bench"
 	"os"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/apiserver-lite/apiserver-lite/test/bench"
+	"github.com/apiserver-lite/apiserver-lite/test/bench/fleet/change"
+	"github.com/apiserver-lite/apiserver-lite/test/bench/fleet/cpu"
+	"github.com/apiserver-lite/apiserver-lite/test/bench/fleet/lease"
 )
 
 // TestBenchFleet is `make bench-fleet`: the fleet run, written to the
@@ -56,6 +60,18 @@ func TestBenchFleetSmoke(t *testing.T) {
 // Lease renewal connection exits no sooner; a drained one in about 0.1 s.
 const maxSmokeDaemonExit = time.Second
 
+// wantInReport fails t for each of wants r's report does not contain.
+func wantInReport(t *testing.T, r *fleetResults, wants ...string) {
+	t.Helper()
+	var b bytes.Buffer
+	r.writeMarkdown(&b)
+	for _, w := range wants {
+		if !strings.Contains(b.String(), w) {
+			t.Errorf("report: got\n%s\nwant it to contain %q", b.String(), w)
+		}
+	}
+}
+
 // soundFleet returns fleet results that pass check.
 func soundFleet() *fleetResults {
 	side := sideCost{perMin: map[string]float64{"update leases": 18, "watch pods": 1}, watches: 10,
@@ -71,9 +87,9 @@ func soundFleet() *fleetResults {
 // SIGTERM, and a profile.
 func soundRebootWindow() rebootWindow {
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	marks := []cpuMark{{at: t0}, {at: t0.Add(time.Second), daemons: time.Second, busy: time.Second, all: 2 * time.Second},
-		{at: t0.Add(2 * time.Second), daemons: 2 * time.Second, busy: 2 * time.Second, all: 4 * time.Second}}
-	return rebootWindow{marks: marks, change: changeSummary{creates: 3, lastAnswered: 500 * time.Millisecond},
+	marks := []cpu.Mark{{At: t0}, {At: t0.Add(time.Second), Daemons: time.Second, Busy: time.Second, All: 2 * time.Second},
+		{At: t0.Add(2 * time.Second), Daemons: 2 * time.Second, Busy: 2 * time.Second, All: 4 * time.Second}}
+	return rebootWindow{marks: marks, change: change.Summary{Creates: 3, LastAnswered: 500 * time.Millisecond},
 		createLevels: []string{"exempt"}, profileTop: "flat", profileCum: "cum"}
 }
 
@@ -92,11 +108,11 @@ func TestFleetCheck(t *testing.T) {
 		{"no write calls", func(r *fleetResults) { r.direct.apiWrites = 0 }, "write calls"},
 		{"no catch-up", func(r *fleetResults) { r.reboot.caughtUp = 0 }, "catch-up"},
 		{"Lease renewal failed across the daemon restart", func(r *fleetResults) {
-			r.enterPhase(phaseDaemonRestart)
+			r.enterPhase(lease.DaemonRestart)
 			r.leaseFails[bench.LiteSide].Add(1)
 		}, "failed Lease renewals across the daemon restart"},
 		{"Lease renewals failed in the other phases", func(r *fleetResults) {
-			for _, p := range []leasePhase{phaseSteady, phaseCloudRestart} {
+			for _, p := range []lease.Phase{lease.Steady, lease.CloudRestart} {
 				r.enterPhase(p)
 				r.leaseFails[bench.LiteSide].Add(1)
 				r.leaseFails[bench.KubeSide].Add(1)
@@ -111,9 +127,9 @@ func TestFleetCheck(t *testing.T) {
 		{"restart streams an object", func(r *fleetResults) { r.rebootLists.streams = 3 }, "3 streaming watches"},
 		{"daemon restart's CPU not marked", func(r *fleetResults) { r.rebootWindow.marks = r.rebootWindow.marks[:1] }, "1 CPU marks"},
 		{"daemon restart's change failed", func(r *fleetResults) {
-			r.rebootWindow.change.failed, r.rebootWindow.change.firstErr = 1, errors.New("create pod fleet-001-d: etcdserver: request timed out")
+			r.rebootWindow.change.Failed, r.rebootWindow.change.FirstErr = 1, errors.New("create pod fleet-001-d: etcdserver: request timed out")
 		}, "1 of the change's 3 creates failed"},
-		{"daemon restart's change never answered", func(r *fleetResults) { r.rebootWindow.change.lastAnswered = 0 }, "never answered"},
+		{"daemon restart's change never answered", func(r *fleetResults) { r.rebootWindow.change.LastAnswered = 0 }, "never answered"},
 		{"cloud restart not profiled", func(r *fleetResults) { r.directRestart.profileCum = "" }, "CPU profile of the cloud restart"},
 		{"daemon restart not profiled", func(r *fleetResults) { r.rebootWindow.profileCum = "" }, "CPU profile of the daemon restart"},
 		{"daemon restart's figure not read", func(r *fleetResults) { r.rebootWindow.errs = []error{errors.New("cloud metrics: EOF")} }, "cloud metrics: EOF"},

@@ -12,6 +12,9 @@ import (
 	"time"
 
 	"github.com/apiserver-lite/apiserver-lite/test/bench"
+	"github.com/apiserver-lite/apiserver-lite/test/bench/fleet/direct"
+	"github.com/apiserver-lite/apiserver-lite/test/bench/fleet/frames"
+	"github.com/apiserver-lite/apiserver-lite/test/bench/fleet/lease"
 	"github.com/apiserver-lite/apiserver-lite/test/e2e/framework"
 )
 
@@ -57,7 +60,7 @@ func TestBenchFrames(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	table := frameTable([]string{"apiserver-lite", "kubelet read set direct"}, []frameCounts{lite, direct})
+	table := frames.Table([]string{"apiserver-lite", "kubelet read set direct"}, []frames.Counts{lite, direct})
 	t.Logf("one node, %d pods, %s windows; failed Lease renewals %d / %d:\n%s",
 		cfg.Pods, cfg.Window, r.leaseFails[bench.LiteSide].Load(), r.leaseFails[bench.KubeSide].Load(), table)
 	if p := os.Getenv(envFramesReport); p != "" {
@@ -69,34 +72,34 @@ func TestBenchFrames(t *testing.T) {
 
 // liteFrames runs node 0's apiserver-lite with Lease renewals through it
 // and counts its cloud connections' frames over a window.
-func (f *fleet) liteFrames(ctx context.Context, r *fleetResults) (frameCounts, error) {
+func (f *fleet) liteFrames(ctx context.Context, r *fleetResults) (frames.Counts, error) {
 	opened := time.Now().Truncate(time.Second)
 	f.nodes[0].Start()
 	defer f.nodes[0].Kill()
 	if err := f.caughtUp(ctx, 0, f.cfg.Pods, ""); err != nil {
-		return frameCounts{}, err
+		return frames.Counts{}, err
 	}
 	sctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	f.renewLeases(sctx, f.local, &r.leaseFails[bench.LiteSide])
 	from, to := f.framesWindow()
-	return countLogFrames(f.nodes[0].Process().LogPath, opened, from, to)
+	return frames.CountFile(f.nodes[0].Process().LogPath, opened, from, to)
 }
 
 // directFrames opens node 0's kubelet read set directly with the same
 // renewals and counts its connections' frames, which the benchmark logs
 // to ownLog, over a window.
-func (f *fleet) directFrames(ctx context.Context, r *fleetResults, ownLog string) (frameCounts, error) {
+func (f *fleet) directFrames(ctx context.Context, r *fleetResults, ownLog string) (frames.Counts, error) {
 	opened := time.Now().Truncate(time.Second)
 	sctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	k, err := openKubeletReads(sctx, f.nodes[0].CloudConfig, nodeName(0), f.podNames(0))
+	k, err := direct.Open(sctx, f.nodes[0].CloudConfig, f.directNode(0))
 	if err != nil {
-		return frameCounts{}, err
+		return frames.Counts{}, err
 	}
-	go renewLeases(sctx, k.cs, nodeName(0), &r.leaseFails[bench.KubeSide])
+	go lease.Renew(sctx, k.Clientset(), nodeName(0), &r.leaseFails[bench.KubeSide])
 	from, to := f.framesWindow()
-	return countLogFrames(ownLog, opened, from, to)
+	return frames.CountFile(ownLog, opened, from, to)
 }
 
 // framesWindow waits out the settling time and a window, and returns the
@@ -107,15 +110,4 @@ func (f *fleet) framesWindow() (from, to time.Time) {
 	to = from.Add(f.cfg.Window)
 	time.Sleep(time.Until(to) + time.Second)
 	return from, to
-}
-
-// countLogFrames counts the client frames logged in path (see
-// countClientFrames).
-func countLogFrames(path string, opened, from, to time.Time) (frameCounts, error) {
-	fh, err := os.Open(path)
-	if err != nil {
-		return frameCounts{}, err
-	}
-	defer fh.Close()
-	return countClientFrames(fh, opened, from, to)
 }

@@ -6,11 +6,12 @@ import (
 	"os"
 	"testing"
 
+	"github.com/apiserver-lite/apiserver-lite/test/bench/fleet/direct"
 	"github.com/apiserver-lite/apiserver-lite/test/e2e/framework"
 )
 
 func TestMain(m *testing.M) {
-	if runDirectChildIfAsked() {
+	if direct.RunChildIfAsked() {
 		os.Exit(0)
 	}
 	os.Exit(framework.Main(m))

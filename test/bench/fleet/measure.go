@@ -4,11 +4,13 @@ package fleet
 
 import (
 	"context"
-	"github.com/apiserver-lite/apiserver-lite/test/bench"
+	"errors"
 	"net/url"
 	"strings"
 	"time"
 
+	"github.com/apiserver-lite/apiserver-lite/test/bench"
+	"github.com/apiserver-lite/apiserver-lite/test/bench/fleet/profile"
 	"github.com/apiserver-lite/apiserver-lite/test/e2e/framework"
 )
 
@@ -104,6 +106,34 @@ func measureSide(ctx context.Context, c *framework.Cluster, window time.Duration
 	etcdMem, err := bench.ReadMemory(etcd.Pid())
 	s.apiRSS, s.etcRSS = apiMem.RSS, etcdMem.RSS
 	return s, err
+}
+
+// profiledSide measures a side's steady state while profiling
+// kube-apiserver's CPU over the same window, in chunks saved to dir as
+// <label>-<n>.pprof.
+func profiledSide(ctx context.Context, c *framework.Cluster, cfg fleetConfig, base baseline, dir, label string) (sideCost, []string, error) {
+	bytes0, err := readCloudBytes(ctx, c)
+	if err != nil {
+		return sideCost{}, nil, err
+	}
+	start := time.Now()
+	done := make(chan struct{})
+	var paths []string
+	var perr error
+	go func() {
+		defer close(done)
+		paths, perr = profile.Take(ctx, c.Admin, cfg.Window, dir, label)
+	}()
+	cost, err := measureSide(ctx, c, cfg.Window, base.watches)
+	<-done
+	if err != nil {
+		return cost, paths, err
+	}
+	bytes1, err := readCloudBytes(ctx, c)
+	cost.bytesPerMin = bytes1.minus(bytes0).total() / time.Since(start).Minutes()
+	conns, cerr := cloudConns(c)
+	cost.conns = conns - base.conns
+	return cost, paths, errors.Join(err, cerr, perr)
 }
 
 // apiMark is kube-apiserver's CPU time, user and system, and its write

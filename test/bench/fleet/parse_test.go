@@ -3,11 +3,11 @@
 package fleet
 
 import (
-	"bytes"
-	"github.com/apiserver-lite/apiserver-lite/test/bench"
-	"strings"
 	"testing"
 	"time"
+
+	"github.com/apiserver-lite/apiserver-lite/test/bench"
+	"github.com/apiserver-lite/apiserver-lite/test/bench/fleet/lease"
 )
 
 // TestParseCloudBytes reads the byte counters the fleet report sums.
@@ -89,7 +89,7 @@ func TestFleetReport(t *testing.T) {
 	}{
 		{"sound", func(*fleetResults) {}, []string{"| round 1 | 1.00 | 1.00 |", "kubelet read set direct | 10 |",
 			"Model of 10000 nodes", "| steady state: open cloud watches | 3.33  | 33333  |", "no failed Lease renewal | yes (0 failed) |"}},
-		{"lease failures counted", func(r *fleetResults) { r.enterPhase(phaseDaemonRestart); r.leaseFails[bench.LiteSide].Add(2) },
+		{"lease failures counted", func(r *fleetResults) { r.enterPhase(lease.DaemonRestart); r.leaseFails[bench.LiteSide].Add(2) },
 			[]string{"no failed Lease renewal | **no** (2 failed) |"}},
 		{"restart lists a held object", func(r *fleetResults) { r.rebootLists.single = 1 },
 			[]string{"at most 1 `limit=1` check per node and resource | **no** (0 relists, 1 single-object of held objects"}},
@@ -102,65 +102,25 @@ func TestFleetReport(t *testing.T) {
 		{"cloud restart counted until its watches were back", func(r *fleetResults) {
 			r.cloudRestart.watchesBack, r.directRestart.watchesBack = 12*time.Second, 0
 		}, []string{"until its open watches were back to 99% of before (apiserver-lite 12s, direct 0s after the cloud was ready; 0s: not within 2m0s)"}},
-		{"lease failures in another phase", func(r *fleetResults) { r.enterPhase(phaseCloudRestart); r.leaseFails[bench.LiteSide].Add(2) },
+		{"lease failures in another phase", func(r *fleetResults) { r.enterPhase(lease.CloudRestart); r.leaseFails[bench.LiteSide].Add(2) },
 			[]string{"no failed Lease renewal | yes (0 failed) |"}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			r := soundFleet()
 			tt.mutate(r)
-			var b bytes.Buffer
-			r.writeMarkdown(&b)
-			for _, w := range tt.want {
-				if !strings.Contains(b.String(), w) {
-					t.Errorf("report: got\n%s\nwant it to contain %q", b.String(), w)
-				}
-			}
+			wantInReport(t, r, tt.want...)
 		})
 	}
 }
 
-// TestParseSuspects reads the suspects' times from pprof's -top -cum.
-func TestParseSuspects(t *testing.T) {
-	out := `File: kube-apiserver
-Duration: 360.06s, Total samples = 6.96s ( 1.93%)
-      flat  flat%   sum%        cum   cum%
-     0.10s  1.44%  2.30%      1.46s 20.98%  runtime.findRunnable
-         0     0% 34.34%      0.34s  4.89%  golang.org/x/net/http2.(*serverConn).writeFrameAsync
-     0.01s  0.14% 37.07%      0.22s  3.16%  golang.org/x/net/http2.(*serverConn).serve
-         0     0% 38.22%     160ms  2.30%  golang.org/x/net/http2.(*serverConn).readFrames
-         0     0% 53.74%      0.06s  0.86%  golang.org/x/net/http2.(*serverConn).processPing
-         0     0% 53.74%      0.06s  0.86%  golang.org/x/net/http2.(*serverConn).processPingAck
-         0     0% 54.00%      0.10s  1.44%  k8s.io/apiserver/pkg/endpoints/handlers.(*WatchServer).HandleHTTP
-         0     0% 54.10%      0.05s  0.72%  k8s.io/apiserver/pkg/storage/cacher.(*cacheWatcher).process
-         0     0% 54.20%      0.05s  0.72%  k8s.io/apiserver/pkg/storage/cacher.(*cacheWatcher).processInterval
-`
-	got, err := parseSuspects([]byte(out))
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := []time.Duration{60 * time.Millisecond, 720 * time.Millisecond, 0, 0, 0, 150 * time.Millisecond}
-	if got.total != 6960*time.Millisecond {
-		t.Errorf("total: got %v, want 6.96s", got.total)
-	}
-	for i, w := range want {
-		if got.cum[i] != w {
-			t.Errorf("%s: got %v, want %v", suspects[i].name, got.cum[i], w)
-		}
-	}
-	if _, err := parseSuspects([]byte("no profile")); err == nil {
-		t.Error("parseSuspects without a total: got no error, want one")
-	}
-}
-
 // FuzzFleetParsers: the fleet report's parsers of kube-apiserver's
-// metrics, /proc/net/tcp and pprof's summary never panic.
+// metrics and /proc/net/tcp never panic (pprof's summary: see package
+// profile).
 func FuzzFleetParsers(f *testing.F) {
 	f.Add([]byte("apiserver_watch_events_sizes_sum{kind=\"Pod\"} 5\n"))
-	f.Add([]byte("Total samples = \n   0 0% 0% 1s 1% golang.org/x/net/http2.(*serverConn).serve\n"))
 	f.Add([]byte("   1: 0100007F:A000 0100007F:1F90 01 0\n"))
 	f.Fuzz(func(_ *testing.T, data []byte) {
 		_, _ = parseCloudBytes(data)
-		_, _ = parseSuspects(data)
 		_ = countConnsTo(data, 0x1F90)
 	})
 }

@@ -5,11 +5,14 @@ package fleet
 import (
 	"bytes"
 	"fmt"
-	"github.com/apiserver-lite/apiserver-lite/test/bench"
 	"io"
 	"maps"
 	"slices"
 	"strings"
+
+	"github.com/apiserver-lite/apiserver-lite/test/bench"
+	"github.com/apiserver-lite/apiserver-lite/test/bench/fleet/lease"
+	"github.com/apiserver-lite/apiserver-lite/test/bench/fleet/profile"
 )
 
 // rateTolerance absorbs the windows' lengths differing by milliseconds
@@ -24,7 +27,7 @@ func (r *fleetResults) writeMarkdown(w io.Writer) {
 	fmt.Fprintf(&b, "- Machine: %d CPUs (`nproc`), %s, %.1f GiB of memory; load average %s at the start, %s at the end.\n",
 		m.CPUs, m.Model, float64(m.Memory)/(1<<30), m.LoadStart, m.LoadEnd)
 	fmt.Fprintf(&b, "- Fleet: %d nodes, each with its own node client certificate (Node,RBAC + NodeRestriction), %d pods per node each referencing a secret and a configmap, a Lease renewal every %s per node; everything on this one machine, cloud included.\n",
-		c.Nodes, c.Pods, leaseInterval)
+		c.Nodes, c.Pods, lease.Interval)
 	fmt.Fprintf(&b, "- Each steady state counted over %s after %s of settling, from the cloud's audit log (requests of the fleet's node identities) and `/metrics` (open watches, above the count without nodes).\n\n",
 		c.Window, c.Settle)
 	if r.stopped != nil {
@@ -51,7 +54,7 @@ func (r *fleetResults) writeMarkdown(w io.Writer) {
 	fmt.Fprintf(&b, "| etcd VmRSS | %.0f MiB | %.0f MiB |\n", bench.MiBOf(r.lite.etcRSS), bench.MiBOf(r.direct.etcRSS))
 	fmt.Fprintf(&b, "| failed Lease renewals, whole run (restarts included) | %d | %d |\n\n", r.leaseFails[bench.LiteSide].Load(), r.leaseFails[bench.KubeSide].Load())
 	r.writeRounds(&b)
-	r.writeSuspects(&b)
+	profile.WriteSuspects(&b, r.suspects[bench.LiteSide], r.suspects[bench.KubeSide])
 	r.writeRestarts(&b)
 	r.writeRebootWindow(&b)
 	r.writeLeaseFailures(&b)

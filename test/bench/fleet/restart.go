@@ -5,10 +5,12 @@ package fleet
 import (
 	"context"
 	"errors"
-	"sync"
 	"time"
 
 	"github.com/apiserver-lite/apiserver-lite/test/bench"
+	"github.com/apiserver-lite/apiserver-lite/test/bench/fleet/cpu"
+	"github.com/apiserver-lite/apiserver-lite/test/bench/fleet/lease"
+	"github.com/apiserver-lite/apiserver-lite/test/bench/fleet/profile"
 )
 
 // catchUpFunc waits until node i serves the pod name and its secret.
@@ -25,78 +27,38 @@ func (f *fleet) liteCaughtUp(ctx context.Context, i int, name string) error {
 func (f *fleet) directCaughtUp(ctx context.Context, i int, name string) error {
 	ctx, cancel := context.WithTimeout(ctx, fleetCatchUp)
 	defer cancel()
-	return f.direct[i].addPod(ctx, name)
+	return f.direct[i].AddPod(ctx, name)
 }
 
 // restartCloud restarts kube-apiserver with every node connected, then
 // changes every node's pods and times until all serve the change through
 // caughtUp; the time counts from the cloud's readiness. Failed Lease
-// renewals meanwhile count in phaseCloudRestart.
+// renewals meanwhile count in lease.CloudRestart.
 func (f *fleet) restartCloud(ctx context.Context, r *fleetResults, suffix string, caughtUp catchUpFunc) (restartResult, error) {
 	before, err := bench.OpenWatches(ctx, f.c)
 	if err != nil {
 		return restartResult{}, err
 	}
-	r.enterPhase(phaseCloudRestart)
-	defer r.enterPhase(phaseSteady)
+	r.enterPhase(lease.CloudRestart)
+	defer r.enterPhase(lease.Steady)
 	start := time.Now()
 	f.c.StopCloud()
 	f.c.StartCloud()
-	cpu := sampleCloudCPU(f.c)
+	sampler := f.sampleCloudCPU()
 	stop, prof := make(chan struct{}), make(chan profiled, 1)
 	go func() {
-		paths, err := profileUntil(ctx, f, stop, "cloud-restart-"+suffix)
+		paths, err := profile.Until(ctx, f.c.Admin, f.profiles, stop, "cloud-restart-"+suffix)
 		prof <- profiled{paths, err}
 	}()
 	res, err := f.changeAndCatchUp(ctx, start, time.Now(), suffix, caughtUp, before)
-	res.cpuPeak, res.cpuSeries = cpu.stop(), cpu.seconds()
+	res.cpuPeak, res.cpuSeries = sampler.Stop(), sampler.Seconds()
 	close(stop)
 	p := <-prof
-	res.profileCum, p.err = profileCumTop(ctx, p.paths)
+	res.profileCum, p.err = profile.CumTop(ctx, p.paths)
 	err = errors.Join(err, p.err)
 	// The restarted kube-apiserver's counters started at zero.
 	res.bytes, err = f.restartBytes(ctx, cloudBytes{}, err)
 	return res, err
-}
-
-// reboot restarts every node's apiserver-lite at once, each as systemctl
-// restart does: SIGTERM, then a start on the sockets held for its doors.
-// Each node's part of the change is sent the moment its daemon has exited
-// (its old daemon cannot have held it; the new one must fetch it), beside
-// the start, its creates timed so that a slow create shows as such; the
-// catch-up still counts from the first SIGTERM. Failed Lease renewals
-// meanwhile count in phaseDaemonRestart.
-func (f *fleet) reboot(ctx context.Context, r *fleetResults) error {
-	base, err := readCloudBytes(ctx, f.c)
-	if err != nil {
-		return err
-	}
-	watch, err := f.watchReboot(ctx)
-	if err != nil {
-		return err
-	}
-	r.enterPhase(phaseDaemonRestart)
-	defer r.enterPhase(phaseSteady)
-	cpu := sampleCloudCPU(f.c)
-	start := time.Now()
-	watch.begin(ctx, start)
-	phases, err := f.restartAll(start, func(i int) { watch.send(ctx, i, "d") })
-	changed, cerr := watch.changeMade()
-	if err = errors.Join(err, cerr); err != nil {
-		cpu.stop()
-		watch.end(ctx)
-		r.rebootWindow = watch.summarize(ctx)
-		return err
-	}
-	took, err := f.caughtUpAll(ctx, start, "d", f.liteCaughtUp)
-	watch.end(ctx)
-	r.reboot = f.settled(start)
-	r.reboot.caughtUp, r.reboot.changed, r.reboot.phases = took, changed, phases
-	r.reboot.cpuPeak = cpu.stop()
-	r.rebootWindow = watch.summarize(ctx)
-	r.rebootLists = countRebootLists(f.c, start, "d")
-	r.reboot.bytes, err = f.restartBytes(ctx, base, err)
-	return err
 }
 
 // restartBytes is the cloud's bytes since base, unless err is set.
@@ -166,53 +128,8 @@ func (f *fleet) settled(start time.Time) restartResult {
 		requests: len(f.c.CloudRequests(isFleetUser, start, time.Now().Add(time.Hour)))}
 }
 
-// errNoSide is returned when a step needs a side that is not running.
-var errNoSide = errors.New("the side is not running")
-
-// rebootPhases are when a fleet-wide restart's steps ended, counted from
-// the first SIGTERM.
-type rebootPhases struct {
-	exited  time.Duration // the last daemon exited
-	started time.Duration // the last daemon was started again
-	// slowestExit is the longest one daemon took from its SIGTERM to its
-	// exit.
-	slowestExit time.Duration
-}
-
-// restartAll restarts every node's apiserver-lite at once, as a fleet's
-// nodes do on their own machines: each gets SIGTERM at the same time and
-// is started again as soon as it has exited, exited(i) called just before
-// the start. (Restarting them a few at a time would add every batch's
-// shutdown to the last node's catch-up.)
-func (f *fleet) restartAll(start time.Time, exited func(i int)) (rebootPhases, error) {
-	var mu sync.Mutex
-	var p rebootPhases
-	err := f.allNodes(func(i int) error {
-		sent := time.Now()
-		if err := f.nodes[i].Term(); err != nil {
-			return err
-		}
-		gone := time.Now()
-		exited(i)
-		f.nodes[i].Start()
-		started := time.Now()
-		mu.Lock()
-		defer mu.Unlock()
-		p.exited = max(p.exited, gone.Sub(start))
-		p.started = max(p.started, started.Sub(start))
-		p.slowestExit = max(p.slowestExit, gone.Sub(sent))
-		return nil
-	})
-	return p, err
-}
-
-// allNodes runs fn for every node at once and joins the failures.
-func (f *fleet) allNodes(fn func(i int) error) error {
-	errs := make([]error, len(f.nodes))
-	var wg sync.WaitGroup
-	for i := range f.nodes {
-		wg.Go(func() { errs[i] = fn(i) })
-	}
-	wg.Wait()
-	return errors.Join(errs...)
+// sampleCloudCPU starts sampling the running kube-apiserver's CPU.
+func (f *fleet) sampleCloudCPU() *cpu.Sampler {
+	api, _ := f.c.CloudProcesses()
+	return cpu.Sample(api.Pid())
 }

@@ -4,18 +4,26 @@ package fleet
 
 import (
 	"context"
+	"errors"
 	"fmt"
-	"github.com/apiserver-lite/apiserver-lite/test/bench"
 	"os"
 	"slices"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/apiserver-lite/apiserver-lite/test/bench"
+	"github.com/apiserver-lite/apiserver-lite/test/bench/fleet/direct"
+	"github.com/apiserver-lite/apiserver-lite/test/bench/fleet/lease"
+	"github.com/apiserver-lite/apiserver-lite/test/bench/fleet/profile"
 )
 
 // envFleetProfiles names a directory to keep kube-apiserver's CPU profiles
 // in; unset, they go to the test's temporary directory.
 const envFleetProfiles = "BENCH_FLEET_PROFILES"
+
+// errNoSide is returned when a step needs a side that is not running.
+var errNoSide = errors.New("the side is not running")
 
 // fleetRound is one round's steady state of each side.
 type fleetRound struct {
@@ -68,8 +76,8 @@ func (f *fleet) liteRound(ctx context.Context, r *fleetResults, stop ...context.
 	if err != nil {
 		return nil, err
 	}
-	r.enterPhase(phaseRoundStart)
-	defer r.enterPhase(phaseSteady)
+	r.enterPhase(lease.RoundStart)
+	defer r.enterPhase(lease.Steady)
 	opened := time.Now()
 	for _, n := range f.nodes {
 		n.Start()
@@ -81,7 +89,7 @@ func (f *fleet) liteRound(ctx context.Context, r *fleetResults, stop ...context.
 	sctx, cancel := context.WithCancel(ctx)
 	f.renewLeases(sctx, f.local, &r.leaseFails[bench.LiteSide])
 	time.Sleep(f.cfg.Settle)
-	r.enterPhase(phaseSteady)
+	r.enterPhase(lease.Steady)
 	_, err = f.measure(ctx, r, bench.LiteSide, base, opened)
 	stopLite := func() {
 		cancel()
@@ -109,22 +117,22 @@ func (f *fleet) directRound(ctx context.Context, r *fleetResults, stop context.C
 	if err != nil {
 		return nil, err
 	}
-	r.enterPhase(phaseRoundStart)
-	defer r.enterPhase(phaseSteady)
+	r.enterPhase(lease.RoundStart)
+	defer r.enterPhase(lease.Steady)
 	opened := time.Now()
-	f.direct = make([]*directProc, len(f.nodes))
+	f.direct = make([]*direct.Proc, len(f.nodes))
 	err = f.eachNode(func(i int) (err error) {
-		f.direct[i], err = startDirectProc(f.nodes[i].CloudConfig, nodeName(i), f.podNames(i), f.c.Dir, &r.leaseFails[bench.KubeSide])
+		f.direct[i], err = direct.Start(f.nodes[i].CloudConfig, f.directNode(i), f.c.Dir, &r.leaseFails[bench.KubeSide])
 		return err
 	})
 	for _, p := range f.direct {
 		if err == nil {
-			err = p.renew()
+			err = p.Renew()
 		}
 	}
 	if err == nil {
 		time.Sleep(f.cfg.Settle)
-		r.enterPhase(phaseSteady)
+		r.enterPhase(lease.Steady)
 		_, err = f.measure(ctx, r, bench.KubeSide, base, opened)
 	}
 	if err != nil {
@@ -139,7 +147,7 @@ func (f *fleet) stopDirect() {
 	var wg sync.WaitGroup
 	for _, p := range f.direct {
 		if p != nil {
-			wg.Go(p.stop)
+			wg.Go(p.Stop)
 		}
 	}
 	wg.Wait()
@@ -190,7 +198,7 @@ func (f *fleet) clientsCPU(side int) time.Duration {
 		}
 	} else {
 		for _, p := range f.direct {
-			pids = append(pids, p.pid())
+			pids = append(pids, p.Pid())
 		}
 	}
 	var sum time.Duration
@@ -205,12 +213,12 @@ func (f *fleet) clientsCPU(side int) time.Duration {
 // summarize writes each side's profile summary into r.
 func (f *fleet) summarize(ctx context.Context, r *fleetResults) error {
 	for _, side := range []int{bench.LiteSide, bench.KubeSide} {
-		top, err := profileTop(ctx, f.profiled[side])
+		top, err := profile.Top(ctx, f.profiled[side])
 		if err != nil {
 			return fmt.Errorf("%s: %w", sideLabel(side), err)
 		}
 		r.profileTop[side] = top
-		if r.suspects[side], err = profileSuspects(ctx, f.profiled[side]); err != nil {
+		if r.suspects[side], err = profile.ReadSuspects(ctx, f.profiled[side]); err != nil {
 			return fmt.Errorf("%s: %w", sideLabel(side), err)
 		}
 	}

@@ -5,10 +5,14 @@ package fleet
 import (
 	"bytes"
 	"fmt"
-	"github.com/apiserver-lite/apiserver-lite/test/bench"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/apiserver-lite/apiserver-lite/test/bench"
+	"github.com/apiserver-lite/apiserver-lite/test/bench/fleet/cpu"
+	"github.com/apiserver-lite/apiserver-lite/test/bench/fleet/lease"
+	"github.com/apiserver-lite/apiserver-lite/test/bench/fleet/profile"
 )
 
 // Goals of the issue, reported with their verdicts.
@@ -23,6 +27,18 @@ const (
 	// kubelet would).
 	goalRebootLists = 0
 )
+
+// rebootCatchUpMet is the issue's goal for a fleet-wide daemon restart:
+// every node serves a change made during it within goalRebootCatchUp of
+// the starts (the first SIGTERM), whenever the change was made.
+func rebootCatchUpMet(res restartResult) bool {
+	return res.caughtUp > 0 && res.caughtUp <= goalRebootCatchUp
+}
+
+// sinceChange is how long after the change was made (its last create
+// answered) every node served it; not a goal, the part of the catch-up
+// the daemons had the change for.
+func (res restartResult) sinceChange() time.Duration { return res.caughtUp - res.changed }
 
 // writeRounds writes kube-apiserver's CPU per round and side, with the
 // median and spread.
@@ -67,13 +83,13 @@ func (r *fleetResults) writeRestarts(b *bytes.Buffer) {
 	fmt.Fprintf(b, "\nA cloud restart's requests, bytes and CPU peak are counted from its stop until its open watches were back to %.0f%% of before (apiserver-lite %s, direct %s after the cloud was ready; 0s: not within %s), and %s more.\n",
 		100*watchesBackShare, r.cloudRestart.watchesBack.Round(time.Millisecond), r.directRestart.watchesBack.Round(time.Millisecond), watchesBackWithin, restartSettle)
 	fmt.Fprintf(b, "kube-apiserver's cores in each %s from the cloud's readiness, the peak's samples: apiserver-lite %s; direct %s.\n",
-		cpuSampleEvery, coresSeries(r.cloudRestart.cpuSeries), coresSeries(r.directRestart.cpuSeries))
+		cpu.SampleEvery, coresSeries(r.cloudRestart.cpuSeries), coresSeries(r.directRestart.cpuSeries))
 	for _, x := range []struct {
 		side string
 		res  restartResult
 	}{{"apiserver-lite on every node", r.cloudRestart}, {"kubelet read set direct", r.directRestart}} {
 		fmt.Fprintf(b, "\nkube-apiserver CPU profile over the cloud restart, %s (profiles of %s from its readiness until its watches were back, the last up to %s beyond), `go tool pprof -top -cum`, %d heaviest:\n\n```\n%s```\n",
-			x.side, restartProfileChunk, restartProfileChunk, restartProfileCum, x.res.profileCum)
+			x.side, profile.RestartChunk, profile.RestartChunk, profile.CumN, x.res.profileCum)
 	}
 	ph, ms := r.reboot.phases, time.Millisecond
 	fmt.Fprintf(b, "\nThe restart of every apiserver-lite, after the first SIGTERM: every daemon had exited at %s (the slowest %s after its SIGTERM) "+
@@ -109,7 +125,7 @@ func (r *fleetResults) writeVerdicts(b *bytes.Buffer) {
 		bench.Verdict(cl.cpuPeak <= cd.cpuPeak), cl.cpuPeak, cd.cpuPeak)
 	fmt.Fprintf(b, "| cloud restart: every node caught up within %s | %s (%s) |\n", goalCatchUp,
 		bench.Verdict(cl.caughtUp > 0 && cl.caughtUp <= goalCatchUp), cl.caughtUp.Round(time.Millisecond))
-	failed := r.leaseFails[bench.LiteSide].in(phaseDaemonRestart)
+	failed := r.leaseFails[bench.LiteSide].In(lease.DaemonRestart)
 	fmt.Fprintf(b, "| restart of every apiserver-lite: no failed Lease renewal | %s (%d failed) |\n\n", bench.Verdict(failed == 0), failed)
 }
 
@@ -117,7 +133,7 @@ func (r *fleetResults) writeVerdicts(b *bytes.Buffer) {
 func (r *fleetResults) writeProfiles(b *bytes.Buffer) {
 	for _, side := range []int{bench.LiteSide, bench.KubeSide} {
 		fmt.Fprintf(b, "kube-apiserver CPU profile, %s side, every round's window merged (`go tool pprof -top`, %d heaviest by flat time):\n\n```\n%s```\n\n",
-			sideLabel(side), cloudProfileTop, r.profileTop[side])
+			sideLabel(side), profile.TopN, r.profileTop[side])
 	}
 }
 

@@ -1,6 +1,6 @@
 //go:build e2e
 
-package fleet
+package direct
 
 import (
 	"bufio"
@@ -13,12 +13,14 @@ import (
 	"sync"
 
 	"k8s.io/client-go/rest"
+
+	"github.com/apiserver-lite/apiserver-lite/test/bench/fleet/lease"
 )
 
-// envDirectChild makes the benchmark's binary run one node's kubelet read
-// set directly against the cloud, as a process of its own, instead of its
-// tests (see directProc).
-const envDirectChild = "BENCH_FLEET_DIRECT_CHILD"
+// envChild makes the benchmark's binary run one node's kubelet read set
+// directly against the cloud, as a process of its own, instead of its
+// tests (see Proc).
+const envChild = "BENCH_FLEET_DIRECT_CHILD"
 
 // The lines between a direct node's process and the benchmark. The
 // benchmark writes the spec, then commands; the process answers.
@@ -32,42 +34,42 @@ const (
 	noPodField = "-"
 )
 
-// directSpec is what a direct node's process is given on its first line.
-type directSpec struct {
+// spec is what a direct node's process is given on its first line.
+type spec struct {
 	Host string
 	TLS  rest.TLSClientConfig
-	Node string
-	Pods []string
+	Node Node
 }
 
-// runDirectChildIfAsked runs a direct node's process and reports true
-// when the binary was started as one (envDirectChild); TestMain then exits.
-func runDirectChildIfAsked() bool {
-	if os.Getenv(envDirectChild) == "" {
+// RunChildIfAsked runs a direct node's process and reports true when the
+// binary was started as one (BENCH_FLEET_DIRECT_CHILD); TestMain then
+// exits. When the process fails it exits with status 1 itself.
+func RunChildIfAsked() bool {
+	if os.Getenv(envChild) == "" {
 		return false
 	}
-	if err := runDirectChild(os.Stdin, os.Stdout); err != nil {
+	if err := runChild(os.Stdin, os.Stdout); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
 	return true
 }
 
-// runDirectChild opens the read set in the spec read from in, then serves
-// the benchmark's commands until in ends.
-func runDirectChild(in io.Reader, out io.Writer) error {
+// runChild opens the read set in the spec read from in, then serves the
+// benchmark's commands until in ends.
+func runChild(in io.Reader, out io.Writer) error {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	lines := bufio.NewScanner(in)
 	if !lines.Scan() {
 		return fmt.Errorf("no spec: %v", lines.Err())
 	}
-	var spec directSpec
-	if err := json.Unmarshal(lines.Bytes(), &spec); err != nil {
+	var s spec
+	if err := json.Unmarshal(lines.Bytes(), &s); err != nil {
 		return fmt.Errorf("spec: %w", err)
 	}
 	w := &lineWriter{w: out}
-	k, err := openKubeletReads(ctx, &rest.Config{Host: spec.Host, TLSClientConfig: spec.TLS}, spec.Node, spec.Pods)
+	k, err := Open(ctx, &rest.Config{Host: s.Host, TLSClientConfig: s.TLS}, s.Node)
 	if err != nil {
 		w.line(msgFailed, noPodField, err.Error())
 		return err
@@ -77,10 +79,10 @@ func runDirectChild(in io.Reader, out io.Writer) error {
 		verb, arg, _ := strings.Cut(lines.Text(), " ")
 		switch verb {
 		case cmdRenew:
-			go renewLeases(ctx, k.cs, spec.Node, w)
+			go lease.Renew(ctx, k.cs, s.Node.Name, w)
 		case cmdAdd:
 			go func() {
-				if err := k.addPod(ctx, arg); err != nil {
+				if err := k.AddPod(ctx, arg); err != nil {
 					w.line(msgFailed, arg, err.Error())
 					return
 				}
@@ -92,7 +94,7 @@ func runDirectChild(in io.Reader, out io.Writer) error {
 }
 
 // lineWriter writes whole lines from many goroutines; it is the direct
-// node's leaseFailer.
+// node's lease.Failer.
 type lineWriter struct {
 	mu sync.Mutex
 	w  io.Writer // guarded by mu
@@ -105,4 +107,5 @@ func (l *lineWriter) line(words ...string) {
 	fmt.Fprintln(l.w, strings.ReplaceAll(strings.Join(words, " "), "\n", " "))
 }
 
-func (l *lineWriter) fail(_ string, err error) { l.line(msgFail, leaseCause(err)) }
+// Fail hands the failed renewal's cause to the benchmark.
+func (l *lineWriter) Fail(_ string, err error) { l.line(msgFail, lease.Cause(err)) }

@@ -1,6 +1,6 @@
 //go:build e2e
 
-package fleet
+package frames
 
 import (
 	"strings"
@@ -26,13 +26,13 @@ const frameLog = `2026/11/27 08:00:00 http2: Framer 0xa: wrote SETTINGS len=24, 
 
 func TestCountClientFrames(t *testing.T) {
 	at := func(s string) time.Time {
-		v, err := time.ParseInLocation(frameLogTime, s, time.Local)
+		v, err := time.ParseInLocation(logTime, s, time.Local)
 		if err != nil {
 			t.Fatal(err)
 		}
 		return v
 	}
-	c, err := countClientFrames(strings.NewReader(frameLog), at("2026/11/27 08:01:00"), at("2026/11/27 08:02:00"), at("2026/11/27 08:04:00"))
+	c, err := Count(strings.NewReader(frameLog), at("2026/11/27 08:01:00"), at("2026/11/27 08:02:00"), at("2026/11/27 08:04:00"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -48,7 +48,7 @@ func TestCountClientFrames(t *testing.T) {
 	if c.minutes != 2 {
 		t.Errorf("minutes: got %v, want 2", c.minutes)
 	}
-	table := frameTable([]string{"side"}, []frameCounts{c})
+	table := Table([]string{"side"}, []Counts{c})
 	for _, row := range []string{"| wrote PING | 0.5 |", "| read PING ACK | 0.5 |", "| all | 2.0 |"} {
 		if !strings.Contains(table, row) {
 			t.Errorf("table lacks %q:\n%s", row, table)
@@ -61,7 +61,7 @@ func FuzzCountClientFrames(f *testing.F) {
 	f.Add(frameLog)
 	f.Fuzz(func(t *testing.T, s string) {
 		from := time.Date(2026, 11, 27, 8, 0, 0, 0, time.Local)
-		if _, err := countClientFrames(strings.NewReader(s), from, from, from.Add(time.Hour)); err != nil && !strings.Contains(err.Error(), "frame log time") && !strings.Contains(err.Error(), "token too long") {
+		if _, err := Count(strings.NewReader(s), from, from, from.Add(time.Hour)); err != nil && !strings.Contains(err.Error(), "frame log time") && !strings.Contains(err.Error(), "token too long") {
 			t.Fatalf("unexpected error: %v", err)
 		}
 	})

@@ -1,14 +1,12 @@
 //go:build e2e
 
-package fleet
+package profile
 
 import (
 	"bufio"
 	"bytes"
 	"context"
 	"fmt"
-	"github.com/apiserver-lite/apiserver-lite/test/bench"
-	"os/exec"
 	"regexp"
 	"strconv"
 	"strings"
@@ -41,32 +39,27 @@ var suspects = []suspect{
 		regexp.MustCompile(`^k8s\.io/apiserver/pkg/(storage/cacher\.\(\*cacheWatcher\)\.process|endpoints/handlers\.\(\*WatchServer\)\.HandleHTTP)$`)},
 }
 
-// suspectTimes are each suspect's cumulative CPU in a side's merged
+// SuspectTimes are each suspect's cumulative CPU in a side's merged
 // profiles, and the profiles' total.
-type suspectTimes struct {
-	total time.Duration
-	cum   []time.Duration // by suspects' index
+type SuspectTimes struct {
+	Total time.Duration
+	Cum   []time.Duration // by suspects' index
 }
 
-// profileSuspects reads the suspects' times from `go tool pprof -top -cum`
+// ReadSuspects reads the suspects' times from `go tool pprof -top -cum`
 // of the profiles merged.
-func profileSuspects(ctx context.Context, paths []string) (suspectTimes, error) {
-	goBin, err := exec.LookPath("go")
+func ReadSuspects(ctx context.Context, paths []string) (SuspectTimes, error) {
+	out, err := pprof(ctx, paths, "the profile", "-top -cum", "-nodecount=1000000", "-nodefraction=0", "-edgefraction=0")
 	if err != nil {
-		return suspectTimes{}, fmt.Errorf("no go command for the profile: %w", err)
-	}
-	args := append([]string{"tool", "pprof", "-top", "-cum", "-nodecount=1000000", "-nodefraction=0", "-edgefraction=0"}, paths...)
-	out, err := exec.CommandContext(ctx, goBin, args...).Output()
-	if err != nil {
-		return suspectTimes{}, fmt.Errorf("go tool pprof -top -cum: %w", err)
+		return SuspectTimes{}, err
 	}
 	return parseSuspects(out)
 }
 
 // parseSuspects reads `go tool pprof -top -cum` output: its total samples
 // line, then rows "flat flat% sum% cum cum% function".
-func parseSuspects(out []byte) (suspectTimes, error) {
-	st := suspectTimes{cum: make([]time.Duration, len(suspects))}
+func parseSuspects(out []byte) (SuspectTimes, error) {
+	st := SuspectTimes{Cum: make([]time.Duration, len(suspects))}
 	sc := bufio.NewScanner(bytes.NewReader(out))
 	for sc.Scan() {
 		line := sc.Text()
@@ -76,7 +69,7 @@ func parseSuspects(out []byte) (suspectTimes, error) {
 			if err != nil {
 				return st, err
 			}
-			st.total = d
+			st.Total = d
 			continue
 		}
 		f := strings.Fields(line)
@@ -92,10 +85,10 @@ func parseSuspects(out []byte) (suspectTimes, error) {
 			if err != nil {
 				return st, err
 			}
-			st.cum[i] += d
+			st.Cum[i] += d
 		}
 	}
-	if st.total == 0 {
+	if st.Total == 0 {
 		return st, fmt.Errorf("no total samples in the profile summary")
 	}
 	return st, sc.Err()
@@ -113,18 +106,18 @@ func pprofDuration(s string) (time.Duration, error) {
 	return d, nil
 }
 
-// writeSuspects writes each suspect's share of kube-apiserver's profiled
-// CPU on each side.
-func (r *fleetResults) writeSuspects(b *bytes.Buffer) {
-	l, d := r.suspects[bench.LiteSide], r.suspects[bench.KubeSide]
-	if l.total == 0 || d.total == 0 {
+// WriteSuspects writes each suspect's share of kube-apiserver's profiled
+// CPU on each side; nothing unless both sides were read.
+func WriteSuspects(b *bytes.Buffer, lite, direct SuspectTimes) {
+	l, d := lite, direct
+	if l.Total == 0 || d.Total == 0 {
 		return
 	}
 	fmt.Fprintf(b, "| kube-apiserver CPU profiled, every round | apiserver-lite on every node | kubelet read set direct |\n| --- | --- | --- |\n")
-	fmt.Fprintf(b, "| all samples | %.2f s | %.2f s |\n", l.total.Seconds(), d.total.Seconds())
+	fmt.Fprintf(b, "| all samples | %.2f s | %.2f s |\n", l.Total.Seconds(), d.Total.Seconds())
 	for i, s := range suspects {
-		fmt.Fprintf(b, "| %s | %.2f s (%.1f%%) | %.2f s (%.1f%%) |\n", s.name, l.cum[i].Seconds(), 100*l.cum[i].Seconds()/l.total.Seconds(),
-			d.cum[i].Seconds(), 100*d.cum[i].Seconds()/d.total.Seconds())
+		fmt.Fprintf(b, "| %s | %.2f s (%.1f%%) | %.2f s (%.1f%%) |\n", s.name, l.Cum[i].Seconds(), 100*l.Cum[i].Seconds()/l.Total.Seconds(),
+			d.Cum[i].Seconds(), 100*d.Cum[i].Seconds()/d.Total.Seconds())
 	}
 	b.WriteString("\n")
 }
