@@ -43,8 +43,8 @@ type sideCost struct {
 	// bytesPerMin is what kube-apiserver sent per minute of the window
 	// (see cloudBytes).
 	bytesPerMin float64
-	// phases is the median node's count of distinct seconds its watches
-	// opened in since the side's start (see watchPhases).
+	// phases is the median node's count of distinct seconds in which its
+	// watches open at the window opened (see watchPhases).
 	phases float64
 }
 

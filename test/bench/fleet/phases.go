@@ -10,18 +10,17 @@ import (
 )
 
 // watchPhases is the median, over the fleet's nodes, of the number of
-// distinct seconds in which a node's watches opened between since and
-// until were received. kube-apiserver sends each watch a bookmark about a
-// minute after the second it started, then every minute from the second
-// it was sent: watches that started in the same second get their
-// bookmarks dispatched together, so this counts the moments a minute
-// kube-apiserver sends a node's bookmarks until its watches reopen.
-func watchPhases(c *framework.Cluster, since, until time.Time) float64 {
+// distinct seconds in which the watches a node had open at at were
+// received (those received from since on). kube-apiserver sends each
+// watch a bookmark about a minute after the second it started, then
+// every minute from the second it was sent: watches that started in the
+// same second get their bookmarks dispatched together, so this counts the
+// moments a minute kube-apiserver sends a node's bookmarks. A watch that
+// ended before at (a reflector's timeout) no longer counts; its
+// successor does, from its own second.
+func watchPhases(c *framework.Cluster, since, at time.Time) float64 {
 	seconds := map[string]map[int64]bool{}
-	for _, e := range c.CloudRequests(isFleetUser, since, until) {
-		if e.Verb != "watch" {
-			continue
-		}
+	for _, e := range c.OpenWatches(isFleetUser, since, at) {
 		s := seconds[e.User.Username]
 		if s == nil {
 			s = map[int64]bool{}

@@ -155,7 +155,7 @@ func (f *fleet) stopDirect() {
 
 // measure counts one side's steady state, profiling kube-apiserver over
 // the window, and records it in the round it belongs to; the side's
-// watches opened from opened.
+// watches open at the window were received from opened on.
 func (f *fleet) measure(ctx context.Context, r *fleetResults, side int, base baseline, opened time.Time) (sideCost, error) {
 	round := len(r.rounds)
 	if side == bench.LiteSide {

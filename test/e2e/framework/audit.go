@@ -36,6 +36,8 @@ const auditLineMax = 1 << 20
 
 // AuditEvent is one request kube-apiserver audited.
 type AuditEvent struct {
+	// AuditID is the same in every stage's event of one request.
+	AuditID    string `json:"auditID"`
 	Stage      string `json:"stage"`
 	Verb       string `json:"verb"`
 	RequestURI string `json:"requestURI"`
@@ -56,6 +58,9 @@ type AuditEvent struct {
 	// Options.AuditSARBodies for SubjectAccessReviews.
 	RequestObject   json.RawMessage `json:"requestObject,omitempty"`
 	RequestReceived time.Time       `json:"requestReceivedTimestamp"`
+	// StageTimestamp is when the stage was reached: for ResponseComplete,
+	// when a watch ended.
+	StageTimestamp time.Time `json:"stageTimestamp"`
 }
 
 // PodName is the pod a pod-bound token's user is bound to, empty for none.
@@ -158,18 +163,7 @@ func (c *Cluster) CloudRequests(user func(string) bool, since, until time.Time) 
 // appendRequests appends to out the requests of the users user accepts
 // in [since, until) that the audit log file name holds, as CloudRequests.
 func appendRequests(out []AuditEvent, name string, user func(string) bool, since, until time.Time) ([]AuditEvent, error) {
-	f, err := os.Open(name)
-	if err != nil {
-		return out, err
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 0, 64<<10), auditLineMax)
-	for sc.Scan() {
-		var e AuditEvent
-		if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
-			return out, fmt.Errorf("%s: line: %w", name, err)
-		}
+	err := eachEvent(name, func(e AuditEvent) {
 		once := "ResponseComplete"
 		if e.Verb == "watch" {
 			once = "ResponseStarted"
@@ -177,9 +171,57 @@ func appendRequests(out []AuditEvent, name string, user func(string) bool, since
 		if e.Stage == once && user(e.User.Username) && !e.RequestReceived.Before(since) && e.RequestReceived.Before(until) {
 			out = append(out, e)
 		}
+	})
+	return out, err
+}
+
+// eachEvent calls fn with each event the audit log file name holds, in
+// order.
+func eachEvent(name string, fn func(AuditEvent)) error {
+	f, err := os.Open(name)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 0, 64<<10), auditLineMax)
+	for sc.Scan() {
+		var e AuditEvent
+		if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
+			return fmt.Errorf("%s: line: %w", name, err)
+		}
+		fn(e)
 	}
 	if err := sc.Err(); err != nil {
-		return out, fmt.Errorf("%s: %w", name, err)
+		return fmt.Errorf("%s: %w", name, err)
 	}
-	return out, nil
+	return nil
+}
+
+// OpenWatches returns the watches of the users user accepts that
+// kube-apiserver received in [since, at) and had not ended at at, each as
+// it started. It needs Options.AuditLog.
+func (c *Cluster) OpenWatches(user func(string) bool, since, at time.Time) []AuditEvent {
+	c.t.Helper()
+	files, err := c.auditLogFiles(since)
+	if err != nil {
+		c.t.Fatalf("audit log files: %v", err)
+	}
+	var started []AuditEvent
+	ended := map[string]bool{}
+	for _, name := range files {
+		err := eachEvent(name, func(e AuditEvent) {
+			switch {
+			case e.Verb != "watch" || !user(e.User.Username):
+			case e.Stage == "ResponseStarted" && !e.RequestReceived.Before(since) && e.RequestReceived.Before(at):
+				started = append(started, e)
+			case e.Stage == "ResponseComplete" && e.StageTimestamp.Before(at):
+				ended[e.AuditID] = true
+			}
+		})
+		if err != nil {
+			c.t.Fatalf("audit log: %v", err)
+		}
+	}
+	return slices.DeleteFunc(started, func(e AuditEvent) bool { return ended[e.AuditID] })
 }
