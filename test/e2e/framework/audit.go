@@ -11,6 +11,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	auditv1 "k8s.io/apiserver/pkg/apis/audit/v1"
 )
 
 // auditPolicy records every request without bodies: when its response is
@@ -37,11 +39,11 @@ const auditLineMax = 1 << 20
 // AuditEvent is one request kube-apiserver audited.
 type AuditEvent struct {
 	// AuditID is the same in every stage's event of one request.
-	AuditID    string `json:"auditID"`
-	Stage      string `json:"stage"`
-	Verb       string `json:"verb"`
-	RequestURI string `json:"requestURI"`
-	UserAgent  string `json:"userAgent"`
+	AuditID    string        `json:"auditID"`
+	Stage      auditv1.Stage `json:"stage"`
+	Verb       string        `json:"verb"`
+	RequestURI string        `json:"requestURI"`
+	UserAgent  string        `json:"userAgent"`
 	User       struct {
 		Username string `json:"username"`
 		// Extra names a pod-bound token's pod (authentication.kubernetes.io/pod-name).
@@ -144,6 +146,43 @@ func (c *Cluster) EdgeUser() string {
 // needs Options.AuditLog.
 func (c *Cluster) CloudRequests(user func(string) bool, since, until time.Time) []AuditEvent {
 	c.t.Helper()
+	var out []AuditEvent
+	c.eachAuditEvent(since, func(e AuditEvent) {
+		once := auditv1.StageResponseComplete
+		if e.Verb == "watch" {
+			once = auditv1.StageResponseStarted
+		}
+		if e.Stage == once && user(e.User.Username) && !e.RequestReceived.Before(since) && e.RequestReceived.Before(until) {
+			out = append(out, e)
+		}
+	})
+	return out
+}
+
+// OpenWatches returns the watches of the users user accepts that
+// kube-apiserver received in [since, at) and had not ended at at, each as
+// it started. It needs Options.AuditLog.
+func (c *Cluster) OpenWatches(user func(string) bool, since, at time.Time) []AuditEvent {
+	c.t.Helper()
+	var started []AuditEvent
+	ended := map[string]bool{}
+	c.eachAuditEvent(since, func(e AuditEvent) {
+		switch {
+		case e.Verb != "watch" || !user(e.User.Username):
+		case e.Stage == auditv1.StageResponseStarted && !e.RequestReceived.Before(since) && e.RequestReceived.Before(at):
+			started = append(started, e)
+		case e.Stage == auditv1.StageResponseComplete && e.StageTimestamp.Before(at):
+			ended[e.AuditID] = true
+		}
+	})
+	return slices.DeleteFunc(started, func(e AuditEvent) bool { return ended[e.AuditID] })
+}
+
+// eachAuditEvent calls fn with each event of the audit log's files that
+// may hold a request received at since or later (auditLogFiles), oldest
+// first. It needs Options.AuditLog.
+func (c *Cluster) eachAuditEvent(since time.Time, fn func(AuditEvent)) {
+	c.t.Helper()
 	if !c.opts.AuditLog {
 		c.t.Fatalf("cloud requests: Options.AuditLog is not set")
 	}
@@ -151,28 +190,11 @@ func (c *Cluster) CloudRequests(user func(string) bool, since, until time.Time) 
 	if err != nil {
 		c.t.Fatalf("audit log files: %v", err)
 	}
-	var out []AuditEvent
 	for _, name := range files {
-		if out, err = appendRequests(out, name, user, since, until); err != nil {
+		if err := eachEvent(name, fn); err != nil {
 			c.t.Fatalf("audit log: %v", err)
 		}
 	}
-	return out
-}
-
-// appendRequests appends to out the requests of the users user accepts
-// in [since, until) that the audit log file name holds, as CloudRequests.
-func appendRequests(out []AuditEvent, name string, user func(string) bool, since, until time.Time) ([]AuditEvent, error) {
-	err := eachEvent(name, func(e AuditEvent) {
-		once := "ResponseComplete"
-		if e.Verb == "watch" {
-			once = "ResponseStarted"
-		}
-		if e.Stage == once && user(e.User.Username) && !e.RequestReceived.Before(since) && e.RequestReceived.Before(until) {
-			out = append(out, e)
-		}
-	})
-	return out, err
 }
 
 // eachEvent calls fn with each event the audit log file name holds, in
@@ -196,32 +218,4 @@ func eachEvent(name string, fn func(AuditEvent)) error {
 		return fmt.Errorf("%s: %w", name, err)
 	}
 	return nil
-}
-
-// OpenWatches returns the watches of the users user accepts that
-// kube-apiserver received in [since, at) and had not ended at at, each as
-// it started. It needs Options.AuditLog.
-func (c *Cluster) OpenWatches(user func(string) bool, since, at time.Time) []AuditEvent {
-	c.t.Helper()
-	files, err := c.auditLogFiles(since)
-	if err != nil {
-		c.t.Fatalf("audit log files: %v", err)
-	}
-	var started []AuditEvent
-	ended := map[string]bool{}
-	for _, name := range files {
-		err := eachEvent(name, func(e AuditEvent) {
-			switch {
-			case e.Verb != "watch" || !user(e.User.Username):
-			case e.Stage == "ResponseStarted" && !e.RequestReceived.Before(since) && e.RequestReceived.Before(at):
-				started = append(started, e)
-			case e.Stage == "ResponseComplete" && e.StageTimestamp.Before(at):
-				ended[e.AuditID] = true
-			}
-		})
-		if err != nil {
-			c.t.Fatalf("audit log: %v", err)
-		}
-	}
-	return slices.DeleteFunc(started, func(e AuditEvent) bool { return ended[e.AuditID] })
 }
