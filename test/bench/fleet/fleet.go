@@ -6,15 +6,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/apiserver-lite/apiserver-lite/test/bench"
 	"sync"
 	"testing"
 	"time"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
+	"github.com/apiserver-lite/apiserver-lite/test/bench"
 	"github.com/apiserver-lite/apiserver-lite/test/bench/fleet/cpu"
 	"github.com/apiserver-lite/apiserver-lite/test/bench/fleet/direct"
 	"github.com/apiserver-lite/apiserver-lite/test/bench/fleet/lease"
@@ -96,6 +96,8 @@ type fleet struct {
 	admin kubernetes.Interface // unthrottled
 	nodes []*framework.Node
 	local []kubernetes.Interface // each node's apiserver-lite
+	// watching are the nodes' clients of their doors for the catch-up.
+	watching []kubernetes.Interface
 	// added are the suffixes of the pods added to every node after the
 	// data set, in order.
 	added []string
@@ -164,26 +166,44 @@ func (f *fleet) load(ctx context.Context, r *fleetResults) error {
 	}
 	r.fleetLoad = time.Since(start)
 	for i := range f.cfg.Nodes {
-		f.nodes, f.local = append(f.nodes, f.c.AddNode(nodeName(i))), append(f.local, nil)
+		f.nodes, f.local, f.watching = append(f.nodes, f.c.AddNode(nodeName(i))), append(f.local, nil), append(f.watching, nil)
 		f.nodes[i].HoldSockets() // as apiserver-lite.socket does
 	}
 	return nil
 }
 
 // localClient is node i's kubelet client of its apiserver-lite's door,
-// made once the daemon has started (its CA exists from then on).
+// made once the daemon has started (its CA exists from then on). It
+// speaks JSON, as the direct side's clients do, so that the Lease
+// renewals it forwards cost the cloud what the direct side's do.
 func (f *fleet) localClient(i int) (kubernetes.Interface, error) {
-	if f.local[i] != nil {
-		return f.local[i], nil
+	return f.doorClient(&f.local[i], i, "")
+}
+
+// watchClient is node i's client of its door for the catch-up's watches,
+// in protobuf as the kubelet's own: decoding every node's pods in JSON
+// cost this process more than a core-second of a fleet-wide restart.
+func (f *fleet) watchClient(i int) (kubernetes.Interface, error) {
+	return f.doorClient(&f.watching[i], i, runtime.ContentTypeProtobuf)
+}
+
+// doorClient makes *cs, node i's client of its door asking for
+// contentType (empty: JSON), unless made already.
+func (f *fleet) doorClient(cs *kubernetes.Interface, i int, contentType string) (kubernetes.Interface, error) {
+	if *cs != nil {
+		return *cs, nil
 	}
 	cfg, err := f.nodes[i].LocalConfig()
 	if err != nil {
 		return nil, err
 	}
-	if f.local[i], err = kubernetes.NewForConfig(cfg); err != nil {
+	if contentType != "" {
+		cfg.ContentType, cfg.AcceptContentTypes = contentType, contentType+","+runtime.ContentTypeJSON
+	}
+	if *cs, err = kubernetes.NewForConfig(cfg); err != nil {
 		return nil, err
 	}
-	return f.local[i], nil
+	return *cs, nil
 }
 
 // renewLeases renews every node's Lease through clients until ctx ends.
@@ -191,39 +211,6 @@ func (f *fleet) renewLeases(ctx context.Context, clients []kubernetes.Interface,
 	for i, cs := range clients {
 		go lease.Renew(ctx, cs, nodeName(i), failed)
 	}
-}
-
-// caughtUp waits until node i's apiserver-lite serves pods of its pods
-// and, unless marker is empty, the secret marker.
-func (f *fleet) caughtUp(ctx context.Context, i, pods int, marker string) error {
-	if err := f.nodes[i].WaitReady(fleetCatchUp); err != nil {
-		return err
-	}
-	ctx, cancel := context.WithTimeout(ctx, fleetCatchUp)
-	defer cancel()
-	local, err := f.localClient(i)
-	if err != nil {
-		return err
-	}
-	check := func() error {
-		list, err := local.CoreV1().Pods("").List(ctx, metav1.ListOptions{FieldSelector: "spec.nodeName=" + nodeName(i)})
-		if err != nil {
-			return err
-		}
-		if len(list.Items) != pods {
-			return fmt.Errorf("%s serves %d pods, want %d", nodeName(i), len(list.Items), pods)
-		}
-		if marker != "" {
-			_, err = local.CoreV1().Secrets(fleetNamespace).Get(ctx, marker, metav1.GetOptions{})
-		}
-		return err
-	}
-	// The client's rate limiter paces the polls; its error near the
-	// deadline stands for the node's last one.
-	if err := bench.PollUntil(ctx, check); err != nil {
-		return fmt.Errorf("%s: %w", nodeName(i), err)
-	}
-	return nil
 }
 
 // eachNode runs fn for every node, fleetWorkers at a time, and joins the
