@@ -17,9 +17,9 @@ import (
 )
 
 const (
-	// minWatchTimeout is the shortest cloud watch and the period of the
-	// grid its ends fall on (WatchTimeout): like client-go's reflector's,
-	// a watch lasts 5 to 10 minutes.
+	// minWatchTimeout is the shortest cloud watch; like client-go's
+	// reflector, each watch lasts a random 5 to 10 minutes so that watches
+	// are spread over the cloud's API servers.
 	minWatchTimeout = 5 * time.Minute
 	// maxBatch bounds how many already-arrived events are committed in one
 	// SQLite transaction: large enough to amortise the fsync under bursts,
@@ -34,34 +34,10 @@ const (
 	groupCommitWindow = 2 * time.Millisecond
 )
 
-// watchGrid is this process's phase on the grid its cloud watches end on
-// (WatchTimeout), a whole second picked at random within minWatchTimeout
-// at start, so that the nodes of a fleet, each with its own phase, spread
-// their watches' ends over the cloud as client-go's random timeouts do.
-var watchGrid = time.Now().Truncate(time.Second).Add(-rand.N(minWatchTimeout).Truncate(time.Second))
-
-// WatchTimeout is the timeoutSeconds of a cloud watch opened at now: 5 to
-// 10 minutes, as client-go's reflector picks, but ending on the next point
-// of the process's grid (watchGrid plus a multiple of minWatchTimeout) at
-// least minWatchTimeout away. Every watch of the node then ends, reopens
-// and has its bookmarks sent (kube-apiserver times them from a watch's
-// start, each minute and just before its end) in the same second, which
-// the cloud writes to the node's one connection together rather than one
-// write at a time, as it does for a kubelet whose watches all started at
-// once; random timeouts would drift them apart within minutes.
-func WatchTimeout(now time.Time) int64 {
-	return watchTimeoutOn(watchGrid, now)
-}
-
-// watchTimeoutOn is WatchTimeout on the grid through grid.
-func watchTimeoutOn(grid, now time.Time) int64 {
-	earliest := now.Add(minWatchTimeout).Sub(grid)
-	periods := earliest / minWatchTimeout // toward zero: rounded up below the grid
-	if periods*minWatchTimeout < earliest {
-		periods++
-	}
-	end := grid.Add(periods * minWatchTimeout)
-	return int64((end.Sub(now) + time.Second - 1) / time.Second)
+// WatchTimeout is a cloud watch's timeoutSeconds: a random 5 to 10
+// minutes, as client-go's reflector picks.
+func WatchTimeout() int64 {
+	return int64((minWatchTimeout + rand.N(minWatchTimeout)) / time.Second)
 }
 
 // batch is a set of cloud events committed in one transaction.
@@ -80,7 +56,7 @@ func (s *Syncer) watch(ctx context.Context) error {
 		return link.ErrDead
 	default:
 	}
-	timeout := WatchTimeout(s.cfg.Clock.Now())
+	timeout := WatchTimeout()
 	w, err := s.cfg.ListerWatcher.WatchWithContext(ctx, metav1.ListOptions{
 		ResourceVersion:     strconv.FormatUint(s.rv, 10),
 		AllowWatchBookmarks: true,

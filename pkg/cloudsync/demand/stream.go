@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
-	"time"
 
 	"github.com/apiserver-lite/apiserver-lite/pkg/cloudsync"
 	"github.com/apiserver-lite/apiserver-lite/pkg/cloudsync/demand/nodescope"
@@ -43,8 +42,8 @@ func (d *Holder) streamOff(k nodescope.Kind) bool {
 // its last resourceVersion does; none (0) asks for the latest state, read
 // as a quorum read would: kube-apiserver first asks etcd for its current
 // revision and waits until the cache has reached it.
-func streamOptions(floor uint64, now time.Time) metav1.ListOptions {
-	timeout := cloudsync.WatchTimeout(now)
+func streamOptions(floor uint64) metav1.ListOptions {
+	timeout := cloudsync.WatchTimeout()
 	o := metav1.ListOptions{SendInitialEvents: ptr.To(true), ResourceVersionMatch: metav1.ResourceVersionMatchNotOlderThan,
 		AllowWatchBookmarks: true, TimeoutSeconds: &timeout}
 	if floor > 0 {
@@ -60,7 +59,7 @@ func streamOptions(floor uint64, now time.Time) metav1.ListOptions {
 // open, for its changes. It returns a nil watch and nil when ctx ended or
 // the worker was stopped.
 func (d *Holder) streamObject(ctx context.Context, lw cache.ListerWatcherWithContext, r nodescope.Ref, gen uint64, from *uint64, floor uint64, reached func()) (watch.Interface, error) {
-	w, err := lw.WatchWithContext(ctx, streamOptions(floor, d.cfg.Clock.Now()))
+	w, err := lw.WatchWithContext(ctx, streamOptions(floor))
 	if err != nil {
 		return nil, classifyStream(err)
 	}

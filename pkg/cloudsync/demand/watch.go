@@ -147,7 +147,7 @@ func (d *Holder) openWatch(ctx context.Context, lw cache.ListerWatcherWithContex
 			return nil, err
 		}
 	}
-	timeout := cloudsync.WatchTimeout(d.cfg.Clock.Now())
+	timeout := cloudsync.WatchTimeout()
 	w, err := lw.WatchWithContext(ctx, metav1.ListOptions{ResourceVersion: strconv.FormatUint(*from, 10),
 		AllowWatchBookmarks: true, TimeoutSeconds: &timeout})
 	if err != nil {
