@@ -206,11 +206,17 @@ func (f *fleet) doorClient(cs *kubernetes.Interface, i int, contentType string) 
 	return *cs, nil
 }
 
-// renewLeases renews every node's Lease through clients until ctx ends.
-func (f *fleet) renewLeases(ctx context.Context, clients []kubernetes.Interface, failed *lease.Failures) {
-	for i, cs := range clients {
+// renewLeases renews every node's Lease through its door (localClient)
+// until ctx ends.
+func (f *fleet) renewLeases(ctx context.Context, failed *lease.Failures) error {
+	for i := range f.nodes {
+		cs, err := f.localClient(i)
+		if err != nil {
+			return err
+		}
 		go lease.Renew(ctx, cs, nodeName(i), failed)
 	}
+	return nil
 }
 
 // eachNode runs fn for every node, fleetWorkers at a time, and joins the

@@ -81,7 +81,9 @@ func (f *fleet) liteFrames(ctx context.Context, r *fleetResults) (frames.Counts,
 	}
 	sctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	f.renewLeases(sctx, f.local, &r.leaseFails[bench.LiteSide])
+	if err := f.renewLeases(sctx, &r.leaseFails[bench.LiteSide]); err != nil {
+		return frames.Counts{}, err
+	}
 	from, to := f.framesWindow()
 	return frames.CountFile(f.nodes[0].Process().LogPath, opened, from, to)
 }

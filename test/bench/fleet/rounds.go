@@ -87,17 +87,19 @@ func (f *fleet) liteRound(ctx context.Context, r *fleetResults, stop ...context.
 		return nil, err
 	}
 	sctx, cancel := context.WithCancel(ctx)
-	f.renewLeases(sctx, f.local, &r.leaseFails[bench.LiteSide])
-	time.Sleep(f.cfg.Settle)
-	r.enterPhase(lease.Steady)
-	_, err = f.measure(ctx, r, bench.LiteSide, base, opened)
 	stopLite := func() {
 		cancel()
 		for _, n := range f.nodes {
 			n.Kill()
 		}
 	}
-	if err != nil {
+	if err := f.renewLeases(sctx, &r.leaseFails[bench.LiteSide]); err != nil {
+		stopLite()
+		return nil, err
+	}
+	time.Sleep(f.cfg.Settle)
+	r.enterPhase(lease.Steady)
+	if _, err = f.measure(ctx, r, bench.LiteSide, base, opened); err != nil {
 		stopLite()
 		return nil, err
 	}

@@ -28,9 +28,6 @@ func (f *fleet) caughtUp(ctx context.Context, i, pods int, marker string) error 
 	}
 	ctx, cancel := context.WithTimeout(ctx, fleetCatchUp)
 	defer cancel()
-	if _, err := f.localClient(i); err != nil { // the Lease renewals' client
-		return err
-	}
 	local, err := f.watchClient(i)
 	if err != nil {
 		return err
