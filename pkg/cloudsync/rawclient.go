@@ -12,8 +12,9 @@ import (
 	"k8s.io/client-go/tools/cache"
 )
 
-// RawClient lists and watches cloud resources in JSON without decoding
-// the objects: LIST pages come back as *rawList and watch events carry
+// RawClient lists cloud resources in JSON without decoding the objects,
+// and watches them in protobuf where the cloud and this build allow
+// (protocodec.go): LIST pages come back as *rawList and watch events carry
 // *rawObject, which ToObject turns into the stored form with a single
 // decode of each object.
 type RawClient struct {
@@ -22,6 +23,9 @@ type RawClient struct {
 	// ownRetries makes every request fail at its first refusal
 	// (WithoutRetries). Immutable.
 	ownRetries bool
+	// proto says whether watches ask for protobuf (protocodec.go); shared
+	// by the copies WithoutRetries makes.
+	proto *protoWatches
 }
 
 // WithoutRetries returns a RawClient on the same connection whose
@@ -52,7 +56,8 @@ func NewRawClient(cfg *rest.Config) (*RawClient, error) {
 	c := rest.CopyConfig(cfg)
 	c.ContentType = runtime.ContentTypeJSON
 	c.AcceptContentTypes = runtime.ContentTypeJSON
-	c.NegotiatedSerializer = newRawNegotiator()
+	proto := &protoWatches{}
+	c.NegotiatedSerializer = newRawNegotiator(proto)
 	c.GroupVersion = nil
 	c.APIPath = "/"
 	c.Wrap(newOpeningLimit(maxOpening))
@@ -65,7 +70,7 @@ func NewRawClient(cfg *rest.Config) (*RawClient, error) {
 	}
 	scheme := runtime.NewScheme()
 	metav1.AddToGroupVersion(scheme, schema.GroupVersion{Version: "v1"})
-	return &RawClient{rest: rc, params: runtime.NewParameterCodec(scheme)}, nil
+	return &RawClient{rest: rc, params: runtime.NewParameterCodec(scheme), proto: proto}, nil
 }
 
 // ListerWatcher lists and watches r, applying its namespace and selectors
@@ -90,7 +95,7 @@ func (c *RawClient) ListerWatcher(r Resource) cache.ListerWatcherWithContext {
 		},
 		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
 			o.Watch = true
-			return c.get(path).
+			return c.get(path).SetHeader("Accept", c.proto.accept()).
 				SpecificallyVersionedParams(narrow(o), c.params, v1).Watch(ctx)
 		},
 	}

@@ -127,13 +127,14 @@ func (rawSerializer) Encode(runtime.Object, io.Writer) error { return errRawEnco
 
 func (rawSerializer) Identifier() runtime.Identifier { return "cloudsync-raw-json" }
 
-// rawNegotiator offers rawSerializer for application/json, and decodes
-// watch event envelopes with the metav1 scheme.
+// rawNegotiator offers rawSerializer for application/json, decoding watch
+// event envelopes with the metav1 scheme, and protoSerializer for
+// application/vnd.kubernetes.protobuf (protoInfo).
 type rawNegotiator struct {
 	info []runtime.SerializerInfo
 }
 
-func newRawNegotiator() rawNegotiator {
+func newRawNegotiator(p *protoWatches) rawNegotiator {
 	scheme := runtime.NewScheme()
 	metav1.AddToGroupVersion(scheme, schema.GroupVersion{Version: "v1"})
 	meta := json.NewSerializerWithOptions(json.DefaultMetaFactory, scheme, scheme, json.SerializerOptions{})
@@ -148,7 +149,7 @@ func newRawNegotiator() rawNegotiator {
 			Serializer:    watchEventSerializer{meta},
 			Framer:        watchFramer{},
 		},
-	}}}
+	}, protoInfo(p)}}
 }
 
 func (n rawNegotiator) SupportedMediaTypes() []runtime.SerializerInfo { return n.info }

@@ -38,7 +38,7 @@ func podWatchStream(b *testing.B) []byte {
 // event envelope, object.
 func BenchmarkWatchDecode(b *testing.B) {
 	stream := podWatchStream(b)
-	info := newRawNegotiator().info[0]
+	info := newRawNegotiator(&protoWatches{}).info[0]
 	b.SetBytes(int64(len(stream)))
 	b.ReportAllocs()
 	for b.Loop() {

@@ -32,7 +32,7 @@ func TestFrameReader(t *testing.T) {
 		{"invalid object", `{"type":"ADDED","object":{"metadata":{"name":"a"},}}`, "", "decode object"},
 		{"unknown type", `{"type":"MOVED","object":{}}`, "", "invalid watch event type"},
 	}
-	info := newRawNegotiator().info[0]
+	info := newRawNegotiator(&protoWatches{}).info[0]
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			// one byte per Read: every frame is assembled from pieces.
