@@ -174,22 +174,24 @@ func (f *fleet) load(ctx context.Context, r *fleetResults) error {
 
 // localClient is node i's kubelet client of its apiserver-lite's door,
 // made once the daemon has started (its CA exists from then on). It
-// speaks JSON, as the direct side's clients do, so that the Lease
-// renewals it forwards cost the cloud what the direct side's do.
+// speaks protobuf, as a kubelet (--kube-api-content-type) and the direct
+// side's clients do, so that the Lease renewals it forwards cost the
+// cloud what the direct side's do.
 func (f *fleet) localClient(i int) (kubernetes.Interface, error) {
-	return f.doorClient(&f.local[i], i, "")
+	return f.doorClient(&f.local[i], i)
 }
 
 // watchClient is node i's client of its door for the catch-up's watches,
-// in protobuf as the kubelet's own: decoding every node's pods in JSON
-// cost this process more than a core-second of a fleet-wide restart.
+// in protobuf as the kubelet's own (decoding every node's pods in JSON
+// cost this process more than a core-second of a fleet-wide restart), on
+// a connection of its own.
 func (f *fleet) watchClient(i int) (kubernetes.Interface, error) {
-	return f.doorClient(&f.watching[i], i, runtime.ContentTypeProtobuf)
+	return f.doorClient(&f.watching[i], i)
 }
 
-// doorClient makes *cs, node i's client of its door asking for
-// contentType (empty: JSON), unless made already.
-func (f *fleet) doorClient(cs *kubernetes.Interface, i int, contentType string) (kubernetes.Interface, error) {
+// doorClient makes *cs, node i's client of its door in protobuf, unless
+// made already.
+func (f *fleet) doorClient(cs *kubernetes.Interface, i int) (kubernetes.Interface, error) {
 	if *cs != nil {
 		return *cs, nil
 	}
@@ -197,9 +199,7 @@ func (f *fleet) doorClient(cs *kubernetes.Interface, i int, contentType string) 
 	if err != nil {
 		return nil, err
 	}
-	if contentType != "" {
-		cfg.ContentType, cfg.AcceptContentTypes = contentType, contentType+","+runtime.ContentTypeJSON
-	}
+	cfg.ContentType, cfg.AcceptContentTypes = runtime.ContentTypeProtobuf, runtime.ContentTypeProtobuf+","+runtime.ContentTypeJSON
 	if *cs, err = kubernetes.NewForConfig(cfg); err != nil {
 		return nil, err
 	}

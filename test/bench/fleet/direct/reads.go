@@ -80,6 +80,8 @@ type Reads struct {
 func Open(ctx context.Context, cfg *rest.Config, n Node) (*Reads, error) {
 	cfg = rest.CopyConfig(cfg)
 	cfg.QPS, cfg.Burst = bench.ClientQPS, bench.ClientBurst
+	// In protobuf, as a kubelet asks (--kube-api-content-type).
+	cfg.ContentType, cfg.AcceptContentTypes = runtime.ContentTypeProtobuf, runtime.ContentTypeProtobuf+","+runtime.ContentTypeJSON
 	cs, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("%s clientset: %w", n.Name, err)
