@@ -293,3 +293,26 @@ func FuzzProtoDecode(f *testing.F) {
 		}
 	})
 }
+
+// TestJSONWatchesAskForJSON checks that a JSONWatches client's watches
+// ask for JSON alone, and leave its parent's protobuf on.
+func TestJSONWatchesAskForJSON(t *testing.T) {
+	cloud := &protoCloud{t: t}
+	srv := httptest.NewServer(cloud)
+	t.Cleanup(srv.Close)
+	c, err := NewRawClient(&rest.Config{Host: srv.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := Resource{GVR: cmGVR, Namespace: "ns"}
+	got := watchAll(t, c.JSONWatches().ListerWatcher(r).WatchWithContext)
+	if o, err := ToObject(got[0].Object); len(got) != 1 || err != nil || o.RV != 11 {
+		t.Errorf("got %d events (%v), want the JSON one at 11", len(got), err)
+	}
+	watchAll(t, c.ListerWatcher(r).WatchWithContext)
+	cloud.mu.Lock()
+	defer cloud.mu.Unlock()
+	if want := []string{runtime.ContentTypeJSON, protoAccept}; strings.Join(cloud.accepts, "|") != strings.Join(want, "|") {
+		t.Errorf("got Accept headers %q, want %q", cloud.accepts, want)
+	}
+}

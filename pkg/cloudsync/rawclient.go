@@ -41,6 +41,18 @@ func (c *RawClient) WithoutRetries() *RawClient {
 	return &own
 }
 
+// JSONWatches returns a RawClient on the same connection whose watches
+// ask for JSON alone: for a source that keeps objects as JSON and encodes
+// its protobuf from their Go types (a pool leader's door), where protobuf
+// could only lose fields its JSON holds, and would cost both ends a
+// conversion.
+func (c *RawClient) JSONWatches() *RawClient {
+	own := *c
+	own.proto = &protoWatches{}
+	own.proto.off.Store(true)
+	return &own
+}
+
 // get starts a GET of path, without client-go's retries if ownRetries.
 func (c *RawClient) get(path []string) *rest.Request {
 	req := c.rest.Get().AbsPath(path...)

@@ -118,7 +118,9 @@ func (f *Follower) sourceOver(r cloudsync.Resource, h Holder, rt http.RoundTripp
 	if err != nil {
 		return Source{}, err
 	}
-	return Source{Name: name, LW: raw.ListerWatcher(r)}, nil
+	// The leader serves its stored JSON as is, and protobuf only through
+	// its Go types: JSON, so a field of a newer cloud reaches the follower.
+	return Source{Name: name, LW: raw.JSONWatches().ListerWatcher(r)}, nil
 }
 
 // transport is the connection k, made once; a new leader's closes the
