@@ -155,15 +155,7 @@ func TestRawWatchEvents(t *testing.T) {
 {"type":"ERROR","object":{"kind":"Status","apiVersion":"v1","status":"Failure","reason":"Expired","code":410,"message":"too old resource version: 1 (5)"}}
 `}
 	lw := rawLW(t, cloud, Resource{GVR: cmGVR, Namespace: "ns"})
-	w, err := lw.WatchWithContext(context.Background(), metav1.ListOptions{ResourceVersion: "10"})
-	if err != nil {
-		t.Fatalf("watch: %v", err)
-	}
-	defer w.Stop()
-	var got []watch.Event
-	for ev := range w.ResultChan() {
-		got = append(got, ev)
-	}
+	got := watchAll(t, lw.WatchWithContext)
 	if len(got) != 3 {
 		t.Fatalf("got %d events, want 3", len(got))
 	}
