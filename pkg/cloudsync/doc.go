@@ -7,9 +7,12 @@
 // applied to the Cache that local clients read. The cloud's
 // resourceVersions are kept unchanged.
 //
-// Cloud objects are read in JSON through RawClient and kept as the bytes
+// Cloud objects are listed in JSON through RawClient and kept as the bytes
 // the cloud sent: each is decoded once, for the few fields selectors and
-// indexes need, and never held as a decoded tree. A LIST is turned into
+// indexes need, and never held as a decoded tree. Watches ask for
+// protobuf, as a kubelet does, and each object that comes in protobuf is
+// stored as the JSON its Go type encodes, byte for byte the cloud's; one
+// that would lose a field turns protobuf off (protocodec.go). A LIST is turned into
 // stored objects page by page, and a burst of watch events is committed
 // together (group commit) before it is fanned out.
 //
