@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"time"
 
+	"golang.org/x/sync/singleflight"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	authorizationclient "k8s.io/client-go/kubernetes/typed/authorization/v1"
@@ -54,6 +55,8 @@ type AuthorizerConfig struct {
 type Authorizer struct {
 	cfg       AuthorizerConfig
 	decisions *offline.Decisions
+	// flight shares one review among the requests of one decision key.
+	flight singleflight.Group
 }
 
 // decision is a SubjectAccessReview's answer.
@@ -83,16 +86,12 @@ func (z *Authorizer) authorize(ctx context.Context, u User, a attributes) (decis
 		return d, nil
 	}
 	if z.cfg.Connected == nil || z.cfg.Connected() {
-		d, err := z.askCloud(ctx, u, a, now)
+		d, err := z.decide(ctx, key, u, a, now)
 		if err != nil {
 			if apierrors.IsTooManyRequests(err) {
 				return decision{}, fmt.Errorf("%w: %w", errCloudBusy, err)
 			}
 			return decision{}, fmt.Errorf("subject access review: %w", err)
-		}
-		z.decisions.Remember(ctx, u, a, d)
-		if d.Allowed {
-			z.askSibling(ctx, u, a, now)
 		}
 		return d, nil
 	}
@@ -103,6 +102,30 @@ func (z *Authorizer) authorize(ctx context.Context, u User, a attributes) (decis
 		return decision{}, errNoDecision
 	}
 	return d, nil
+}
+
+// decide asks the cloud for key's decision and remembers it, once for
+// every request of key that arrives before the answer: one review is
+// asked and charged to the identity's budget, however many of its
+// requests (450 watches opened at once, say) missed the memory together.
+func (z *Authorizer) decide(ctx context.Context, key string, u User, a attributes, now time.Time) (decision, error) {
+	v, err, _ := z.flight.Do(key, func() (any, error) {
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), reviewTimeout)
+		defer cancel()
+		d, err := z.askCloud(rctx, u, a, now)
+		if err != nil {
+			return decision{}, err
+		}
+		z.decisions.Remember(rctx, u, a, d)
+		if d.Allowed {
+			z.askSibling(rctx, u, a, now)
+		}
+		return d, nil
+	})
+	if err != nil {
+		return decision{}, err
+	}
+	return v.(decision), nil
 }
 
 // retain stores the allowed decisions in memory on a and its sibling

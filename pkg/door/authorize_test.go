@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"testing"
 	"time"
 
@@ -200,5 +201,33 @@ func TestAuthorizeAsksSiblingVerb(t *testing.T) {
 	}
 	if got := rig.cloud.sars.Load(); got != 2 {
 		t.Fatalf("got %d reviews, want 2 (the watch and its sibling list)", got)
+	}
+}
+
+// TestAuthorizeSharesConcurrentReviews checks that the requests of one
+// decision arriving before its answer share one review.
+func TestAuthorizeSharesConcurrentReviews(t *testing.T) {
+	const callers = 20
+	rig := newAuthzRig(t)
+	gate := make(chan struct{})
+	rig.cloud.allow = func(authorizationv1.SubjectAccessReviewSpec) bool { <-gate; return false }
+	z := rig.authorizer(t)
+	var wg sync.WaitGroup
+	for range callers {
+		wg.Go(func() {
+			if d, err := z.authorize(context.Background(), alice, getConfig); err != nil || d.Allowed {
+				t.Errorf("got %+v, %v; want denied", d, err)
+			}
+		})
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for rig.cloud.sars.Load() == 0 && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
+	time.Sleep(100 * time.Millisecond) // the other callers reach the review, or the cloud
+	close(gate)
+	wg.Wait()
+	if got := rig.cloud.sars.Load(); got != 1 {
+		t.Errorf("got %d reviews for %d concurrent requests of one decision, want 1", got, callers)
 	}
 }
