@@ -34,7 +34,11 @@
 // a failure that may hide a cloud restart (a transport error or a dead
 // link, not a Status the running cloud answered). A resumed watch whose
 // first frame is a 410 needs no check (the relist checks), so a cloud
-// restart, which expires every watermark, costs none.
+// restart, which expires every watermark, costs none. The syncers of one
+// cloud share that reading (link.Link.CloudRV): the cloud's resource
+// versions are one etcd revision for every resource, so a start costs one
+// such LIST, not one per resource; events, which a cloud may keep in an
+// etcd of their own, read their own.
 //
 // Such a relist of a resource synced before is lean when it can be: it
 // lists only the objects' metadata (PartialObjectMetadataList, protobuf),

@@ -14,6 +14,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/watch"
 )
 
@@ -131,27 +132,59 @@ func (s *Syncer) vetResume(ctx context.Context, ch <-chan watch.Event, st stops)
 	return first, false, nil
 }
 
-// cloudBehind reports whether the cloud's current resourceVersion of the
-// resource, read with a LIST of at most one object, is behind the
-// watermark. A watch from a watermark a restored cloud has not reached
-// would wait silently until it does, and then miss all before it.
+// cloudBehind reports whether the cloud's current resourceVersion is
+// behind the watermark: read after the check became due (rvTicket), with
+// a LIST of at most one object, and shared with the other syncers of the
+// cloud (Link.CloudRV) unless the resource may keep its own counter. A
+// watch from a watermark a restored cloud has not reached would wait
+// silently until it does, and then miss all before it.
 func (s *Syncer) cloudBehind(ctx context.Context) (bool, error) {
-	obj, err := s.cfg.ListerWatcher.ListWithContext(ctx, metav1.ListOptions{Limit: 1})
+	var rv uint64
+	var err error
+	if ownRVSpace(s.cfg.Resource.GVR) {
+		rv, err = s.readCloudRV(ctx)
+	} else {
+		rv, err = s.cfg.Link.CloudRV(ctx, s.rvTicket, s.readCloudRV)
+	}
 	if err != nil {
 		return false, fmt.Errorf("check resource version: %w", err)
-	}
-	lm, err := meta.ListAccessor(obj)
-	if err != nil {
-		return false, fmt.Errorf("check resource version: %w", err)
-	}
-	rv, err := strconv.ParseUint(lm.GetResourceVersion(), 10, 64)
-	if err != nil {
-		return false, fmt.Errorf("check resource version %q: %w", lm.GetResourceVersion(), err)
 	}
 	if rv < s.rv {
 		s.log.Warn("cloud resource version is behind the watermark, relisting", "cloudRV", rv, "rv", s.rv)
 	}
 	return rv < s.rv, nil
+}
+
+// readCloudRV reads the cloud's current resourceVersion with a LIST of at
+// most one object of the resource.
+func (s *Syncer) readCloudRV(ctx context.Context) (uint64, error) {
+	obj, err := s.cfg.ListerWatcher.ListWithContext(ctx, metav1.ListOptions{Limit: 1})
+	if err != nil {
+		return 0, err
+	}
+	lm, err := meta.ListAccessor(obj)
+	if err != nil {
+		return 0, err
+	}
+	rv, err := strconv.ParseUint(lm.GetResourceVersion(), 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("list resourceVersion %q: %w", lm.GetResourceVersion(), err)
+	}
+	return rv, nil
+}
+
+// ownRVSpace reports whether gvr's resourceVersions may count apart from
+// the other resources': kube-apiserver's --etcd-servers-overrides keeps
+// events in an etcd of their own where a cluster asks for it, so a reading
+// of another resource tells nothing of theirs.
+func ownRVSpace(gvr schema.GroupVersionResource) bool {
+	return gvr.Resource == "events" && (gvr.Group == "" || gvr.Group == "events.k8s.io")
+}
+
+// dueCheck makes the next resumed watch check the cloud's resourceVersion
+// (checkRV) with a reading begun from now on.
+func (s *Syncer) dueCheck() {
+	s.checkRV, s.rvTicket = true, s.cfg.Link.RVTicket()
 }
 
 // heldWithOtherUID reports whether the cache holds o's name with another

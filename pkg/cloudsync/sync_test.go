@@ -68,6 +68,7 @@ type fakeDiscovery struct{}
 func (fakeDiscovery) ServerResourcesForGroupVersion(gv string) (*metav1.APIResourceList, error) {
 	return &metav1.APIResourceList{GroupVersion: gv, APIResources: []metav1.APIResource{
 		{Name: "configmaps", Namespaced: true, Kind: "ConfigMap", Verbs: metav1.Verbs{"get", "list", "watch"}},
+		{Name: "events", Namespaced: true, Kind: "Event", Verbs: metav1.Verbs{"get", "list", "watch"}},
 	}}, nil
 }
 

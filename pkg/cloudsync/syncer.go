@@ -72,8 +72,12 @@ type Syncer struct {
 	// version is checked before its first event is taken. An answer of the
 	// running cloud (429, 403, ...) does not set it, so a start costs at
 	// most one check, and a cloud restart, which expires the watermark,
-	// none. A relist clears it.
+	// none. A relist clears it. Set with dueCheck.
 	checkRV bool
+	// rvTicket is the Link's RVTicket when checkRV was last set: the
+	// check takes a reading of the cloud begun after it, which it may
+	// share with the other syncers (Link.CloudRV).
+	rvTicket uint64
 	// outagesAtCheck is the Link's Outages when the cloud's resource
 	// version was last checked, or the state last listed: another count
 	// sets checkRV.
@@ -112,7 +116,9 @@ func New(cfg Config) *Syncer {
 	if s.rv == 0 {
 		s.needList = RelistInitial
 	}
-	s.checkRV = s.needList == ""
+	if s.needList == "" {
+		s.dueCheck()
+	}
 	return s
 }
 
@@ -151,13 +157,15 @@ func (s *Syncer) Run(ctx context.Context) error {
 			continue
 		case errors.Is(err, link.ErrDead):
 			s.log.Warn("cloud watch presumed dead, re-watching once the link is up", "rv", s.rv)
-			s.checkRV = true
+			s.dueCheck()
 			if s.cfg.Link.WaitUp(ctx) != nil || link.Sleep(ctx, s.cfg.Clock, s.cfg.Link.RelistDelay()) != nil {
 				return nil
 			}
 			continue
 		}
-		s.checkRV = s.checkRV || MayHideRestore(err)
+		if MayHideRestore(err) {
+			s.dueCheck()
+		}
 		s.cfg.Observer.CloudError(s.key, err)
 		s.log.Warn("cloud sync failed, backing off", "err", err, "rv", s.rv)
 		if s.pause(ctx, err, up) != nil {
@@ -204,7 +212,7 @@ func (s *Syncer) syncOnce(ctx context.Context) error {
 		s.needList = RelistRegressed
 	}
 	if s.cfg.Link.Outages() != s.outagesAtCheck {
-		s.checkRV = true
+		s.dueCheck()
 	}
 	if s.needList != "" {
 		s.outagesAtCheck = s.cfg.Link.Outages()

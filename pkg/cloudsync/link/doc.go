@@ -34,5 +34,8 @@
 //
 // The Link also bounds the full relists in flight (AcquireRelist) and
 // tells every syncer when one found the cloud's history behind the stored
-// one (ReportRegressed), so all of them relist.
+// one (ReportRegressed), so all of them relist. It shares the readings of
+// the cloud's resourceVersion among the syncers whose check is due
+// (CloudRV): one reading begun after a syncer's check became due answers
+// it.
 package link

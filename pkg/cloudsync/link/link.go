@@ -106,6 +106,10 @@ type Link struct {
 	// retryAfterAt (RelistDelay). Guarded by mu.
 	retryAfter   time.Duration
 	retryAfterAt time.Time
+
+	// rvs shares the readings of the cloud's resourceVersion (CloudRV);
+	// it has its own lock.
+	rvs rvReadings
 }
 
 // New returns a Link that is not connected until its first probe

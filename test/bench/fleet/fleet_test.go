@@ -134,7 +134,7 @@ func TestFleetCheck(t *testing.T) {
 		{"daemon restart not profiled", func(r *fleetResults) { r.rebootWindow.profileCum = "" }, "CPU profile of the daemon restart"},
 		{"daemon restart's figure not read", func(r *fleetResults) { r.rebootWindow.errs = []error{errors.New("cloud metrics: EOF")} }, "cloud metrics: EOF"},
 		{"restart checks twice", func(r *fleetResults) {
-			r.rebootLists.maxChecks, r.rebootLists.maxChecksOf = 2, "system:node:fleet-000 pods"
+			r.rebootLists.maxChecks, r.rebootLists.maxChecksOf = 2, "system:node:fleet-000 pods, nodes"
 		}, "2 limit=1"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {

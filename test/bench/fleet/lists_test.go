@@ -62,12 +62,12 @@ func TestRebootListsOf(t *testing.T) {
 		{"a collection", []framework.AuditEvent{
 			auditedList(n0, "pods", "/api/v1/pods?fieldSelector=spec.nodeName%3Dfleet-000&limit=500"),
 		}, rebootLists{collection: 1}},
-		{"one check per node and resource", []framework.AuditEvent{
-			check(n0, "pods"), check(n0, "nodes"), check(n1, "pods"),
+		{"one check per node", []framework.AuditEvent{
+			check(n0, "pods"), check(n1, "nodes"),
 		}, rebootLists{maxChecks: 1, maxChecksOf: n0 + " pods"}},
-		{"two checks of one resource", []framework.AuditEvent{
-			check(n0, "pods"), check(n1, "pods"), check(n1, "pods"),
-		}, rebootLists{maxChecks: 2, maxChecksOf: n1 + " pods"}},
+		{"two checks of one node's resources", []framework.AuditEvent{
+			check(n0, "pods"), check(n1, "pods"), check(n1, "nodes"),
+		}, rebootLists{maxChecks: 2, maxChecksOf: n1 + " pods, nodes"}},
 		{"a check refused with 429, then answered", []framework.AuditEvent{
 			answered(check(n0, "csidrivers"), 429), check(n0, "csidrivers"),
 		}, rebootLists{maxChecks: 1, maxChecksOf: n0 + " csidrivers", checksThrottled: 1}},
