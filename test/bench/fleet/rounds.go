@@ -79,11 +79,18 @@ func (f *fleet) liteRound(ctx context.Context, r *fleetResults, stop ...context.
 	r.enterPhase(lease.RoundStart)
 	defer r.enterPhase(lease.Steady)
 	opened := time.Now()
-	for _, n := range f.nodes {
-		n.Start()
-	}
+	// The nodes start as the direct side's do, fleetWorkers at a time,
+	// each once the one before it serves: the steady state then counts
+	// what the nodes cost, not the seconds a cloud swamped by every
+	// start at once took to open each node's watches (watchPhases).
 	pods := f.cfg.Pods + len(f.added)
-	if err := f.eachNode(func(i int) error { return f.caughtUp(ctx, i, pods, "") }); err != nil {
+	err = f.eachNode(func(i int) error {
+		if err := f.nodes[i].Process().Start(); err != nil {
+			return err
+		}
+		return f.caughtUp(ctx, i, pods, "")
+	})
+	if err != nil {
 		return nil, err
 	}
 	sctx, cancel := context.WithCancel(ctx)
