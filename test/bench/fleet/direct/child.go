@@ -29,6 +29,7 @@ const (
 	cmdAdd     = "add"    // add <pod>: catch up with a new pod
 	msgSynced  = "synced" // the read set has synced
 	msgFail    = "fail"   // fail <cause>: a Lease renewal failed
+	msgRetried = "retry"  // retry: an attempt at a renewal failed and was made again
 	msgAdded   = "added"  // added <pod>: the pod's reads have synced
 	msgFailed  = "error"  // error <pod or -> <message>
 	noPodField = "-"
@@ -109,3 +110,6 @@ func (l *lineWriter) line(words ...string) {
 
 // Fail hands the failed renewal's cause to the benchmark.
 func (l *lineWriter) Fail(_ string, err error) { l.line(msgFail, lease.Cause(err)) }
+
+// Retried tells the benchmark an attempt at a renewal was made again.
+func (l *lineWriter) Retried(string) { l.line(msgRetried) }

@@ -100,6 +100,8 @@ func (p *Proc) read(out io.Reader) {
 			p.sync(nil)
 		case msgFail:
 			p.failed.FailCause(p.node, rest)
+		case msgRetried:
+			p.failed.Retried(p.node)
 		case msgAdded:
 			p.answer(rest, nil)
 		case msgFailed:

@@ -56,9 +56,11 @@ type failure struct {
 // Failures counts one side's failed Lease renewals by the phase the run
 // is in when each fails. Its zero value counts in Steady.
 type Failures struct {
-	// phase is the current phase; failed the count per phase.
-	phase  atomic.Int32
-	failed [Phases]atomic.Int64
+	// phase is the current phase; failed the count per phase, retried
+	// the attempts made again at once per phase.
+	phase   atomic.Int32
+	failed  [Phases]atomic.Int64
+	retried [Phases]atomic.Int64
 
 	mu sync.Mutex
 	// entered is when the current phase was entered and step the run's
@@ -99,6 +101,13 @@ func (s *Failures) Load() int64 {
 
 // In is the failures counted in p.
 func (s *Failures) In(p Phase) int64 { return s.failed[p].Load() }
+
+// Retried counts an attempt at a renewal that failed and was made again
+// at once, in the current phase.
+func (s *Failures) Retried(string) { s.retried[s.phase.Load()].Add(1) }
+
+// RetriedIn is the attempts made again in p.
+func (s *Failures) RetriedIn(p Phase) int64 { return s.retried[p].Load() }
 
 // Fail counts a failed renewal in the current phase and keeps it.
 func (s *Failures) Fail(node string, err error) { s.FailCause(node, Cause(err)) }
