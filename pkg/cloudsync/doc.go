@@ -36,9 +36,10 @@
 // first frame is a 410 needs no check (the relist checks), so a cloud
 // restart, which expires every watermark, costs none. The syncers of one
 // cloud share that reading (link.Link.CloudRV): the cloud's resource
-// versions are one etcd revision for every resource, so a start costs one
-// such LIST, not one per resource; events, which a cloud may keep in an
-// etcd of their own, read their own.
+// versions are one etcd revision for every built-in resource, so a start
+// costs one such LIST, not one per resource; events, which a cloud may
+// keep in an etcd of their own, and groups of no built-in kind, which an
+// aggregated API server may serve, read their own.
 //
 // Such a relist of a resource synced before is lean when it can be: it
 // lists only the objects' metadata (PartialObjectMetadataList, protobuf),

@@ -16,6 +16,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/kubernetes/scheme"
 )
 
 // errRegressedElsewhere means another resource's syncer found the cloud's
@@ -135,16 +136,16 @@ func (s *Syncer) vetResume(ctx context.Context, ch <-chan watch.Event, st stops)
 // cloudBehind reports whether the cloud's current resourceVersion is
 // behind the watermark: read after the check became due (rvTicket), with
 // a LIST of at most one object, and shared with the other syncers of the
-// cloud (Link.CloudRV) unless the resource may keep its own counter. A
+// cloud (Link.CloudRV) where the resource's counter is theirs. A
 // watch from a watermark a restored cloud has not reached would wait
 // silently until it does, and then miss all before it.
 func (s *Syncer) cloudBehind(ctx context.Context) (bool, error) {
 	var rv uint64
 	var err error
-	if ownRVSpace(s.cfg.Resource.GVR) {
-		rv, err = s.readCloudRV(ctx)
-	} else {
+	if sharedRVSpace(s.cfg.Resource.GVR) {
 		rv, err = s.cfg.Link.CloudRV(ctx, s.rvTicket, s.readCloudRV)
+	} else {
+		rv, err = s.readCloudRV(ctx)
 	}
 	if err != nil {
 		return false, fmt.Errorf("check resource version: %w", err)
@@ -173,12 +174,17 @@ func (s *Syncer) readCloudRV(ctx context.Context) (uint64, error) {
 	return rv, nil
 }
 
-// ownRVSpace reports whether gvr's resourceVersions may count apart from
-// the other resources': kube-apiserver's --etcd-servers-overrides keeps
-// events in an etcd of their own where a cluster asks for it, so a reading
-// of another resource tells nothing of theirs.
-func ownRVSpace(gvr schema.GroupVersionResource) bool {
-	return gvr.Resource == "events" && (gvr.Group == "" || gvr.Group == "events.k8s.io")
+// sharedRVSpace reports whether gvr's resourceVersions are the count that
+// a reading of any other such resource tells: those of a built-in group
+// (client-go's scheme), kept by kube-apiserver in its one etcd, events
+// aside, which --etcd-servers-overrides keeps in an etcd of their own
+// where a cluster asks for it. Another group may be served by an
+// aggregated API server counting on its own, so its syncer reads its own.
+func sharedRVSpace(gvr schema.GroupVersionResource) bool {
+	if gvr.Resource == "events" && (gvr.Group == "" || gvr.Group == "events.k8s.io") {
+		return false
+	}
+	return scheme.Scheme.IsGroupRegistered(gvr.Group)
 }
 
 // dueCheck makes the next resumed watch check the cloud's resourceVersion

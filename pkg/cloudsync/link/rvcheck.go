@@ -9,9 +9,10 @@ import (
 // among the syncers of one cloud. A cloud's resourceVersions are its etcd's
 // revision, one counter for every resource kept there, so one reading
 // begun after a syncer's check became due tells that syncer, whatever
-// resource was listed for it, whether the cloud is behind its watermark:
-// the syncers of a daemon that starts, or that lost the cloud, need the
-// check together and make one LIST instead of one each.
+// resource of that etcd was listed for it, whether the cloud is behind its
+// watermark: the syncers of a daemon that starts, or that lost the cloud,
+// need the check together and make one LIST instead of one each. Which
+// resources share a count is the caller's to know.
 type rvReadings struct {
 	mu sync.Mutex
 	// begun counts the readings begun. Guarded by mu.
