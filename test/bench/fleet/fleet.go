@@ -62,6 +62,10 @@ type restartResult struct {
 	// profileCum is kube-apiserver's CPU profiles over a cloud restart,
 	// from its readiness until its watches were back, by cumulative time.
 	profileCum string
+	// cloudStarts is how many starts a cloud restart's kube-apiserver
+	// took until it was ready (StartCloudRetrying); 0 for a daemon
+	// restart.
+	cloudStarts int
 }
 
 // fleetResults is everything one fleet run measured.

@@ -30,6 +30,12 @@ func (f *fleet) directCaughtUp(ctx context.Context, i int, name string) error {
 	return f.direct[i].AddPod(ctx, name)
 }
 
+// maxCloudStarts bounds the starts of a cloud restart's kube-apiserver:
+// under the load of a fleet's reconnecting clients on this one machine, a
+// start can exit before it is ready, and a cloud's supervisor would start
+// it again.
+const maxCloudStarts = 3
+
 // restartCloud restarts kube-apiserver with every node connected, then
 // changes every node's pods and times until all serve the change through
 // caughtUp; the time counts from the cloud's readiness. Failed Lease
@@ -43,7 +49,7 @@ func (f *fleet) restartCloud(ctx context.Context, r *fleetResults, suffix string
 	defer r.enterPhase(lease.Steady)
 	start := time.Now()
 	f.c.StopCloud()
-	f.c.StartCloud()
+	starts := f.c.StartCloudRetrying(maxCloudStarts)
 	sampler := f.sampleCloudCPU()
 	stop, prof := make(chan struct{}), make(chan profiled, 1)
 	go func() {
@@ -51,6 +57,7 @@ func (f *fleet) restartCloud(ctx context.Context, r *fleetResults, suffix string
 		prof <- profiled{paths, err}
 	}()
 	res, err := f.changeAndCatchUp(ctx, start, time.Now(), suffix, caughtUp, before)
+	res.cloudStarts = starts
 	res.cpuPeak, res.cpuSeries = sampler.Stop(), sampler.Seconds()
 	close(stop)
 	p := <-prof

@@ -82,6 +82,8 @@ func (r *fleetResults) writeRestarts(b *bytes.Buffer) {
 	}
 	fmt.Fprintf(b, "\nA cloud restart's requests, bytes and CPU peak are counted from its stop until its open watches were back to %.0f%% of before (apiserver-lite %s, direct %s after the cloud was ready; 0s: not within %s), and %s more.\n",
 		100*watchesBackShare, r.cloudRestart.watchesBack.Round(time.Millisecond), r.directRestart.watchesBack.Round(time.Millisecond), watchesBackWithin, restartSettle)
+	fmt.Fprintf(b, "kube-apiserver's starts until it was ready (one that exited first, a post-start hook failing on etcd reads that timed out, is started again, up to %d): apiserver-lite %d, direct %d.\n",
+		maxCloudStarts, r.cloudRestart.cloudStarts, r.directRestart.cloudStarts)
 	fmt.Fprintf(b, "kube-apiserver's cores in each %s from the cloud's readiness, the peak's samples: apiserver-lite %s; direct %s.\n",
 		cpu.SampleEvery, coresSeries(r.cloudRestart.cpuSeries), coresSeries(r.directRestart.cpuSeries))
 	for _, x := range []struct {
