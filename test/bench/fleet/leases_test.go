@@ -14,13 +14,15 @@ import (
 
 // TestLeaseFailuresByPhase: a failure counts and is kept in the phase the
 // run is in, a round's start apart from the steady state, and the report
-// says why each phase's renewals failed.
+// says why each phase's renewals failed, and how many attempts were made
+// again.
 func TestLeaseFailuresByPhase(t *testing.T) {
 	r := soundFleet()
 	r.enterStep("apiserver-lite steady state, round 2")
 	r.enterPhase(lease.RoundStart)
 	r.leaseFails[bench.LiteSide].Fail("fleet-003", apierrors.NewServiceUnavailable("not ready"))
 	r.leaseFails[bench.LiteSide].Fail("fleet-004", apierrors.NewServiceUnavailable("not ready"))
+	r.leaseFails[bench.LiteSide].Retried("fleet-003")
 	r.enterPhase(lease.Steady)
 	r.leaseFails[bench.KubeSide].Fail("fleet-005", errors.New("http2: client connection lost"))
 	for _, c := range []struct {
@@ -33,8 +35,8 @@ func TestLeaseFailuresByPhase(t *testing.T) {
 		}
 	}
 	wantInReport(t, r,
-		"| round start | 2 | 0 |",
-		"| steady state | 0 | 1 |",
+		"| round start | 2 (1) | 0 (0) |",
+		"| steady state | 0 (0) | 1 (0) |",
 		"Failed Lease renewals, round start, apiserver-lite side: 2 (2 kept with their error):",
 		"- 2 × `HTTP 503 ServiceUnavailable: not ready`",
 		`- fleet-003, `,
