@@ -2,13 +2,11 @@ package demand
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 
 	"github.com/apiserver-lite/apiserver-lite/pkg/cloudsync/demand/nodescope"
 	"github.com/apiserver-lite/apiserver-lite/pkg/versioncache"
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/watch"
 )
 
@@ -176,18 +174,11 @@ func (d *Holder) changeRefs(ctx context.Context, added, removed []nodescope.Ref,
 	return nil
 }
 
-// objectRefs decodes a pod or node and returns its references.
+// objectRefs returns the references of a pod or node, decoding only the
+// fields that name them.
 func objectRefs(o *versioncache.Object, node bool) ([]nodescope.Ref, error) {
 	if node {
-		var n corev1.Node
-		if err := json.Unmarshal(o.Raw, &n); err != nil {
-			return nil, err
-		}
-		return nodescope.NodeRefs(&n), nil
+		return nodescope.NodeRefsJSON(o.Raw)
 	}
-	var p corev1.Pod
-	if err := json.Unmarshal(o.Raw, &p); err != nil {
-		return nil, err
-	}
-	return nodescope.PodRefs(&p), nil
+	return nodescope.PodRefsJSON(o.Raw)
 }

@@ -1,6 +1,7 @@
 package nodescope
 
 import (
+	"encoding/json"
 	"slices"
 	"testing"
 
@@ -114,9 +115,7 @@ func TestPodRefsWholePod(t *testing.T) {
 			s := spec
 			s.NodeName = tt.nodeName
 			pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: testNS, Name: "p", Annotations: tt.annotations}, Spec: s}
-			if got := PodRefs(pod); !slices.Equal(got, tt.want) {
-				t.Errorf("got %v, want %v", got, tt.want)
-			}
+			checkPodRefs(t, pod, tt.want)
 		})
 	}
 }
@@ -136,7 +135,11 @@ func TestNodeRefs(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			n := &corev1.Node{Spec: corev1.NodeSpec{ConfigSource: tt.src}}
 			if got := NodeRefs(n); !slices.Equal(got, tt.want) {
-				t.Errorf("got %v, want %v", got, tt.want)
+				t.Errorf("NodeRefs: got %v, want %v", got, tt.want)
+			}
+			got, err := NodeRefsJSON(mustJSON(t, n))
+			if err != nil || !slices.Equal(got, tt.want) {
+				t.Errorf("NodeRefsJSON: got %v, %v, want %v", got, err, tt.want)
 			}
 		})
 	}
@@ -145,8 +148,26 @@ func TestNodeRefs(t *testing.T) {
 func checkRefs(t *testing.T, spec corev1.PodSpec, want []Ref) {
 	t.Helper()
 	spec.NodeName = "n1"
-	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: testNS, Name: "p"}, Spec: spec}
+	checkPodRefs(t, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: testNS, Name: "p"}, Spec: spec}, want)
+}
+
+// checkPodRefs checks the references found in pod, and in its JSON.
+func checkPodRefs(t *testing.T, pod *corev1.Pod, want []Ref) {
+	t.Helper()
 	if got := PodRefs(pod); !slices.Equal(got, want) {
-		t.Errorf("got %v, want %v", got, want)
+		t.Errorf("PodRefs: got %v, want %v", got, want)
 	}
+	got, err := PodRefsJSON(mustJSON(t, pod))
+	if err != nil || !slices.Equal(got, want) {
+		t.Errorf("PodRefsJSON: got %v, %v, want %v", got, err, want)
+	}
+}
+
+func mustJSON(t *testing.T, v any) []byte {
+	t.Helper()
+	raw, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return raw
 }
