@@ -1,6 +1,7 @@
 package cloudsync
 
 import (
+	"context"
 	"net/http"
 
 	utilnet "k8s.io/apimachinery/pkg/util/net"
@@ -17,32 +18,78 @@ import (
 // burst as fast as it can take it.
 const maxOpening = 8
 
+// maxBackgroundOpening is how many of those places requests marked
+// Background (reads of objects the node already holds and serves: the
+// watches a start resumes, the reads after a restarted cloud's 410) may
+// take at once. The rest stay free for what the node waits for: its
+// pods, its Node, a new pod's secrets. A fleet restarting together hands
+// the cloud a quarter of the burst at a time, so fewer requests share the
+// cloud's cores at once and everything else (a new pod's creation, a new
+// reference's first read) is answered sooner. What is held is served from
+// the store meanwhile, and each watch resumes from its own
+// resourceVersion, so a slower resume loses no change.
+const maxBackgroundOpening = 2
+
+// backgroundKey marks a request's context as Background.
+type backgroundKey struct{}
+
+// Background marks ctx's requests as reads of what the node already holds,
+// which take at most maxBackgroundOpening of the places at once.
+func Background(ctx context.Context) context.Context {
+	return context.WithValue(ctx, backgroundKey{}, true)
+}
+
+// IsBackground says whether ctx was marked Background.
+func IsBackground(ctx context.Context) bool {
+	b, _ := ctx.Value(backgroundKey{}).(bool)
+	return b
+}
+
 // openingLimit lets at most cap(slots) requests wait for their response
-// headers at once; the others wait for a place, or for their context.
+// headers at once, and at most cap(background) of them Background ones;
+// the others wait for a place, or for their context.
 type openingLimit struct {
-	next  http.RoundTripper
-	slots chan struct{}
+	next       http.RoundTripper
+	slots      chan struct{}
+	background chan struct{}
 }
 
 var _ utilnet.RoundTripperWrapper = (*openingLimit)(nil)
 
-func newOpeningLimit(n int) func(http.RoundTripper) http.RoundTripper {
-	slots := make(chan struct{}, n)
+func newOpeningLimit(n, background int) func(http.RoundTripper) http.RoundTripper {
+	slots, bg := make(chan struct{}, n), make(chan struct{}, background)
 	return func(next http.RoundTripper) http.RoundTripper {
-		return &openingLimit{next: next, slots: slots}
+		return &openingLimit{next: next, slots: slots, background: bg}
 	}
 }
 
 // WrappedRoundTripper implements utilnet.RoundTripperWrapper.
 func (o *openingLimit) WrappedRoundTripper() http.RoundTripper { return o.next }
 
-// RoundTrip implements http.RoundTripper.
+// RoundTrip implements http.RoundTripper. A Background request takes its
+// background place before its place, so it never holds a place while
+// waiting.
 func (o *openingLimit) RoundTrip(req *http.Request) (*http.Response, error) {
-	select {
-	case o.slots <- struct{}{}:
-	case <-req.Context().Done():
-		return nil, req.Context().Err()
+	ctx := req.Context()
+	if IsBackground(ctx) {
+		if err := acquire(ctx, o.background); err != nil {
+			return nil, err
+		}
+		defer func() { <-o.background }()
+	}
+	if err := acquire(ctx, o.slots); err != nil {
+		return nil, err
 	}
 	defer func() { <-o.slots }()
 	return o.next.RoundTrip(req)
+}
+
+// acquire takes a place in slots, or returns ctx's error once it ends.
+func acquire(ctx context.Context, slots chan struct{}) error {
+	select {
+	case slots <- struct{}{}:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }

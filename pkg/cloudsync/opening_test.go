@@ -35,7 +35,7 @@ func TestOpeningLimitPacesABurst(t *testing.T) {
 		inFlight.Add(-1)
 	}))
 	defer srv.Close()
-	rt := newOpeningLimit(limit)(srv.Client().Transport)
+	rt := newOpeningLimit(limit, limit)(srv.Client().Transport)
 	var wg sync.WaitGroup
 	for i := range burst {
 		wg.Go(func() {
@@ -68,7 +68,7 @@ func TestOpeningLimitFreesAtHeaders(t *testing.T) {
 	}))
 	defer srv.Close()
 	defer close(end)
-	rt := newOpeningLimit(limit)(srv.Client().Transport)
+	rt := newOpeningLimit(limit, limit)(srv.Client().Transport)
 	ctx, cancel := context.WithTimeout(t.Context(), openingTimeout)
 	defer cancel()
 	for i := range watches {
@@ -96,7 +96,7 @@ func TestOpeningLimitWaitEndsWithContext(t *testing.T) {
 	}))
 	defer srv.Close()
 	defer close(release)
-	rt := newOpeningLimit(1)(srv.Client().Transport)
+	rt := newOpeningLimit(1, 1)(srv.Client().Transport)
 	held, cancelHeld := context.WithCancel(t.Context())
 	defer cancelHeld()
 	go func() { _, _ = send(held, rt, srv.URL) }()
@@ -105,5 +105,52 @@ func TestOpeningLimitWaitEndsWithContext(t *testing.T) {
 	defer cancel()
 	if _, err := send(ctx, rt, srv.URL); !errors.Is(err, context.DeadlineExceeded) {
 		t.Errorf("got %v waiting behind a request with no answer, want %v", err, context.DeadlineExceeded)
+	}
+}
+
+// TestOpeningLimitKeepsPlacesForForeground: Background requests take at
+// most their share of the places, so a request the node waits for is
+// answered while they all await the cloud.
+func TestOpeningLimitKeepsPlacesForForeground(t *testing.T) {
+	const limit, background, burst = 3, 1, 4
+	release := make(chan struct{})
+	var waiting, most atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/held" {
+			return
+		}
+		n := waiting.Add(1)
+		defer waiting.Add(-1)
+		for m := most.Load(); n > m && !most.CompareAndSwap(m, n); m = most.Load() {
+		}
+		select { // no headers until released
+		case <-release:
+		case <-r.Context().Done():
+		}
+	}))
+	defer srv.Close()
+	rt := newOpeningLimit(limit, background)(srv.Client().Transport)
+	ctx, cancel := context.WithTimeout(t.Context(), openingTimeout)
+	defer cancel()
+	var wg sync.WaitGroup
+	for range burst {
+		wg.Go(func() {
+			if resp, err := send(Background(ctx), rt, srv.URL+"/held"); err == nil {
+				_ = resp.Body.Close()
+			}
+		})
+	}
+	for waiting.Load() < background {
+		time.Sleep(time.Millisecond)
+	}
+	resp, err := send(ctx, rt, srv.URL+"/new")
+	if err != nil {
+		t.Fatalf("foreground request behind %d background ones: %v", burst, err)
+	}
+	_ = resp.Body.Close()
+	close(release)
+	wg.Wait()
+	if got := most.Load(); got != background {
+		t.Errorf("got %d background requests awaiting the cloud at once, want %d", got, background)
 	}
 }

@@ -63,7 +63,8 @@ func (c *RawClient) get(path []string) *rest.Request {
 }
 
 // NewRawClient returns a RawClient for the cloud at cfg, at most
-// maxOpening of whose requests await their response headers at once.
+// maxOpening of whose requests (maxBackgroundOpening of them Background)
+// await their response headers at once.
 func NewRawClient(cfg *rest.Config) (*RawClient, error) {
 	c := rest.CopyConfig(cfg)
 	c.ContentType = runtime.ContentTypeJSON
@@ -72,7 +73,7 @@ func NewRawClient(cfg *rest.Config) (*RawClient, error) {
 	c.NegotiatedSerializer = newRawNegotiator(proto)
 	c.GroupVersion = nil
 	c.APIPath = "/"
-	c.Wrap(newOpeningLimit(maxOpening))
+	c.Wrap(newOpeningLimit(maxOpening, maxBackgroundOpening))
 	if c.UserAgent == "" {
 		c.UserAgent = rest.DefaultKubernetesUserAgent()
 	}

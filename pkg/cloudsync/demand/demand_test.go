@@ -56,6 +56,9 @@ type demandCloud struct {
 	// one, "stream>=RV" for one not older than RV), by key. Guarded by mu.
 	lists    map[string]int
 	watchRVs map[string][]string
+	// background says, for each of watchRVs, whether it was asked as
+	// cloudsync.Background. Guarded by mu.
+	background map[string][]bool
 	// plainLists counts the LISTs and streams the streaming watches asked
 	// for, refused ones included. Guarded by mu.
 	plainLists, streams int
@@ -102,15 +105,13 @@ func (c *demandCloud) source(r cloudsync.Resource) cache.ListerWatcherWithContex
 			}
 			return l, nil
 		},
-		WatchFuncWithContext: func(_ context.Context, o metav1.ListOptions) (watch.Interface, error) {
+		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
 			c.mu.Lock()
 			defer c.mu.Unlock()
 			if o.SendInitialEvents != nil {
-				return c.stream(r, key, o)
+				return c.stream(ctx, r, key, o)
 			}
-			if c.watchRVs != nil {
-				c.watchRVs[key] = append(c.watchRVs[key], o.ResourceVersion)
-			}
+			c.recordWatch(ctx, key, o.ResourceVersion)
 			if c.failResumes > 0 {
 				c.failResumes--
 				return nil, c.failResumeWith
@@ -142,7 +143,7 @@ func (c *demandCloud) read(r cloudsync.Resource, key string) error {
 // stream answers a streaming watch as kube-apiserver does: the object, if
 // any, as ADDED, then the bookmark that ends the initial events at
 // listRV, on a watch that stays open. c.mu is held.
-func (c *demandCloud) stream(r cloudsync.Resource, key string, o metav1.ListOptions) (watch.Interface, error) {
+func (c *demandCloud) stream(ctx context.Context, r cloudsync.Resource, key string, o metav1.ListOptions) (watch.Interface, error) {
 	c.streams++
 	if c.noStreams || !*o.SendInitialEvents || o.ResourceVersionMatch != metav1.ResourceVersionMatchNotOlderThan || !o.AllowWatchBookmarks {
 		return nil, apierrors.NewInvalid(schema.GroupKind{Kind: "ListOptions"}, "",
@@ -151,13 +152,11 @@ func (c *demandCloud) stream(r cloudsync.Resource, key string, o metav1.ListOpti
 	if err := c.read(r, key); err != nil {
 		return nil, err
 	}
-	if c.watchRVs != nil {
-		what := "stream"
-		if o.ResourceVersion != "" {
-			what += ">=" + o.ResourceVersion
-		}
-		c.watchRVs[key] = append(c.watchRVs[key], what)
+	what := "stream"
+	if o.ResourceVersion != "" {
+		what += ">=" + o.ResourceVersion
 	}
+	c.recordWatch(ctx, key, what)
 	if o.ResourceVersion != "" && c.behindFloors > 0 {
 		c.behindFloors--
 		return nil, tooLarge(o.ResourceVersion)
@@ -172,6 +171,18 @@ func (c *demandCloud) stream(r cloudsync.Resource, key string, o metav1.ListOpti
 	w.Action(watch.Bookmark, end)
 	c.watches[key] = w
 	return w, nil
+}
+
+// recordWatch records a watch of key from what, if watches are
+// recorded. c.mu is held.
+func (c *demandCloud) recordWatch(ctx context.Context, key, what string) {
+	if c.watchRVs != nil {
+		c.watchRVs[key] = append(c.watchRVs[key], what)
+		if c.background == nil {
+			c.background = map[string][]bool{}
+		}
+		c.background[key] = append(c.background[key], cloudsync.IsBackground(ctx))
+	}
 }
 
 func (c *demandCloud) wasAsked(key string) bool {
@@ -343,6 +354,14 @@ func (c *demandCloud) asks(key string) (int, []string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.lists[key], append([]string(nil), c.watchRVs[key]...)
+}
+
+// backgrounds says, for each watch of key, whether it was asked as
+// cloudsync.Background.
+func (c *demandCloud) backgrounds(key string) []bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return slices.Clone(c.background[key])
 }
 
 // A referenced object's watch that ends is resumed from the last

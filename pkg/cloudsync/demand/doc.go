@@ -5,6 +5,10 @@
 // its cache like any synced object; when the last reference goes, the
 // object is deleted from both and its bytes are scrubbed from disk.
 //
+// Every read but a new reference's first is of an object the node holds
+// and serves, and goes to the cloud as cloudsync.Background, behind what
+// the node waits for (a new pod's references among it).
+//
 // Each object's watch resumes, after a restart too, from the last
 // resourceVersion it delivered (list, event or bookmark), so a restart
 // lists nothing: the resume points are kept in the store's meta, written

@@ -2,6 +2,7 @@ package demand
 
 import (
 	"context"
+	"slices"
 	"testing"
 	"time"
 
@@ -95,6 +96,16 @@ func TestDemandRestartResumesFromStoredPoint(t *testing.T) {
 	waitFor(t, "the watch after a relist", watches(len(rvs)+2))
 	if lists, rvs := cloud.asks(key); lists != 2 || rvs[len(rvs)-1] != "stream>="+rvs[len(rvs)-2] {
 		t.Errorf("after 410: got %d reads and watches from %v, want 2 reads, the second a streaming watch not older than the expired point", lists, rvs)
+	}
+	// Only the new reference's first read is not Background: every later
+	// one reads an object the node holds and serves.
+	bg := cloud.backgrounds(key)
+	wantBG := make([]bool, len(bg))
+	for i := 1; i < len(wantBG); i++ {
+		wantBG[i] = true
+	}
+	if !slices.Equal(bg, wantBG) {
+		t.Errorf("got reads Background %v, want %v", bg, wantBG)
 	}
 }
 

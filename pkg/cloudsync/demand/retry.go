@@ -34,7 +34,9 @@ type objectWatch struct {
 	// reread waits for the link and the relist delay before the state is
 	// read again (awaitReread).
 	reread bool
-	// newRef marks a new reference's first read (newRefRetry).
+	// newRef marks a new reference's first read (newRefRetry); every
+	// other read is of an object the node holds and serves, and is
+	// cloudsync.Background.
 	newRef bool
 }
 
@@ -80,6 +82,11 @@ func (d *Holder) readOnce(ctx context.Context, w *objectWatch) (stopped bool, er
 	settled, err := d.rejoin(ctx, &w.lost, w.gen, &w.from, &w.floor)
 	if err != nil {
 		return true, nil
+	}
+	if !w.newRef {
+		// The object is held and served: its read waits behind what the
+		// node is waiting for.
+		ctx = cloudsync.Background(ctx)
 	}
 	err = d.listWatchAlive(ctx, w.lw, w.ref, w.gen, &w.from, w.floor, w.retry.Reset, settled)
 	if settled != nil && w.lost != nil && errors.Is(err, cloudsync.ErrExpired) {
