@@ -9,19 +9,19 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
 	watchtools "k8s.io/client-go/tools/watch"
-
-	"github.com/apiserver-lite/apiserver-lite/test/bench"
 )
 
 // caughtUp waits until node i's apiserver-lite serves pods of its pods
-// and, unless marker is empty, the secret marker. The pods are watched
-// through the door, as the kubelet watches them, not polled: the polls of
-// a catch-up's waiters spent the very cores the fleet's restart was short
-// of. The secret is polled only once the pods are served.
+// and, unless marker is empty, the secret marker. Both are watched through
+// the door, as the kubelet watches them, not polled: the polls of a
+// catch-up's waiters spent the very cores the fleet's restart was short
+// of, and a poll of a secret the daemon does not hold yet is sent on to
+// the cloud.
 func (f *fleet) caughtUp(ctx context.Context, i, pods int, marker string) error {
 	if err := f.nodes[i].WaitReady(fleetCatchUp); err != nil {
 		return err
@@ -38,11 +38,7 @@ func (f *fleet) caughtUp(ctx context.Context, i, pods int, marker string) error 
 	if marker == "" {
 		return nil
 	}
-	err = bench.PollUntil(ctx, func() error {
-		_, err := local.CoreV1().Secrets(fleetNamespace).Get(ctx, marker, metav1.GetOptions{})
-		return err
-	})
-	if err != nil {
+	if err := servesSecret(ctx, local, marker); err != nil {
 		return fmt.Errorf("%s: %w", nodeName(i), err)
 	}
 	return nil
@@ -54,17 +50,35 @@ func servesPods(ctx context.Context, cs kubernetes.Interface, node string, want 
 	sel := fields.OneTermEqualSelector("spec.nodeName", node).String()
 	lw := cache.NewFilteredListWatchFromClient(cs.CoreV1().RESTClient(), "pods", metav1.NamespaceAll,
 		func(o *metav1.ListOptions) { o.FieldSelector = sel })
-	var store cache.Store // set by the precondition, before any condition runs
-	served := func() bool { return len(store.ListKeys()) == want }
-	_, err := watchtools.UntilWithSync(ctx, lw, &corev1.Pod{},
-		func(s cache.Store) (bool, error) { store = s; return served(), nil },
-		func(watch.Event) (bool, error) { return served(), nil })
+	got, err := untilServed(ctx, lw, &corev1.Pod{}, want)
 	if err != nil {
-		got := -1 // not listed yet
-		if store != nil {
-			got = len(store.ListKeys())
-		}
 		return fmt.Errorf("serves %d pods, want %d: %w", got, want, err)
 	}
 	return nil
+}
+
+// servesSecret waits until the fleet's secret name is served through cs,
+// with a list and then a watch of it by name, as the kubelet reads it.
+func servesSecret(ctx context.Context, cs kubernetes.Interface, name string) error {
+	sel := fields.OneTermEqualSelector("metadata.name", name).String()
+	lw := cache.NewFilteredListWatchFromClient(cs.CoreV1().RESTClient(), "secrets", fleetNamespace,
+		func(o *metav1.ListOptions) { o.FieldSelector = sel })
+	if _, err := untilServed(ctx, lw, &corev1.Secret{}, 1); err != nil {
+		return fmt.Errorf("secret %s not served: %w", name, err)
+	}
+	return nil
+}
+
+// untilServed lists and watches lw until it holds want objects of obj's
+// kind, and returns how many it held last (-1: not listed yet).
+func untilServed(ctx context.Context, lw cache.ListerWatcher, obj runtime.Object, want int) (int, error) {
+	var store cache.Store // set by the precondition, before any condition runs
+	served := func() bool { return len(store.ListKeys()) == want }
+	_, err := watchtools.UntilWithSync(ctx, lw, obj,
+		func(s cache.Store) (bool, error) { store = s; return served(), nil },
+		func(watch.Event) (bool, error) { return served(), nil })
+	if store == nil {
+		return -1, err
+	}
+	return len(store.ListKeys()), err
 }
