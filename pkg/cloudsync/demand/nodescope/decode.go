@@ -11,7 +11,7 @@ import (
 // fields, the containers' other fields) name nothing, so only these
 // fields are decoded: the rest is scanned, not built. Each field has its
 // corev1 type and JSON name, so PodRefsJSON finds what PodRefs finds in
-// the whole pod (TestPodRefsJSONMatchesPodRefs, FuzzPodRefsJSON).
+// the whole pod (checkPodRefs in every PodRefs test, FuzzPodRefsJSON).
 type refPod struct {
 	Metadata struct {
 		Namespace string `json:"namespace"`
