@@ -126,10 +126,7 @@ func (c *Cluster) startAPIServer() {
 // after StopCloud, and waits until its /readyz is OK.
 func (c *Cluster) StartCloud() {
 	c.t.Helper()
-	c.startProcess(c.apiserver)
-	if err := c.waitCloudReady(); err != nil {
-		c.t.Fatalf("%v\n%s", err, c.apiserver.Tail(logTailLines))
-	}
+	c.StartCloudRetrying(1)
 }
 
 // StartCloudRetrying starts kube-apiserver and waits until it is ready,
