@@ -4,6 +4,7 @@ import (
 	"path/filepath"
 
 	"github.com/apiserver-lite/apiserver-lite/pkg/cloudsync"
+	"github.com/apiserver-lite/apiserver-lite/pkg/cloudsync/link"
 	"github.com/apiserver-lite/apiserver-lite/pkg/metastore"
 	"github.com/apiserver-lite/apiserver-lite/pkg/operations"
 	"github.com/apiserver-lite/apiserver-lite/pkg/versioncache"
@@ -12,7 +13,7 @@ import (
 
 // newOps returns the daemon's operational view: metrics, health, status
 // and the systemd status line.
-func newOps(cfg config, res []cloudsync.Resource, caches []*versioncache.Cache, link func() bool, store *metastore.Store, st storeState) *operations.View {
-	return operations.New(operations.Config{Node: cfg.NodeName, Resources: res, Caches: caches, Link: link, Store: store,
+func newOps(cfg config, res []cloudsync.Resource, caches []*versioncache.Cache, conns *link.Conns, up func() bool, store *metastore.Store, st storeState) *operations.View {
+	return operations.New(operations.Config{Node: cfg.NodeName, Resources: res, Caches: caches, Link: up, CloudWatches: conns.OpenWatches, Store: store,
 		StorePath: filepath.Join(cfg.DataDir, dbFile), Clock: clock.RealClock{}, MaxStaleness: cfg.MaxStaleness, Recovery: st.recovery, Sealed: st.sealer != nil})
 }

@@ -99,7 +99,7 @@ func (w *wiring) loadState(ctx context.Context, configured []cloudsync.Resource)
 // newLoops builds the sync loops, the holdings for pods and the cloud's
 // version keeper.
 func (w *wiring) newLoops(ctx context.Context) error {
-	w.ops = newOps(w.cfg, w.res, w.caches, w.link.Connected, w.store, w.st)
+	w.ops = newOps(w.cfg, w.res, w.caches, w.conns, w.link.Connected, w.store, w.st)
 	var err error
 	if w.tokens, err = atrest.NewTokenStore(ctx, w.store, w.st.sealer != nil, w.log); err != nil {
 		return err

@@ -34,8 +34,11 @@ type Config struct {
 	Resources []cloudsync.Resource
 	Caches    []*versioncache.Cache // Caches[i] serves Resources[i]
 	// Link says whether the cloud is reachable.
-	Link  func() bool
-	Store *metastore.Store
+	Link func() bool
+	// CloudWatches is how many watches the daemon holds open on the
+	// cloud; nil reports none.
+	CloudWatches func() int
+	Store        *metastore.Store
 	// StorePath is the store's database file, whose size and file
 	// system the metrics report; "" reports neither.
 	StorePath    string
@@ -97,7 +100,7 @@ type View struct {
 func New(c Config) *View {
 	o := &View{node: c.Node, res: c.Resources, labels: resourceLabels(c.Resources), caches: c.Caches, link: c.Link, store: c.Store,
 		clock: c.Clock, maxStaleness: c.MaxStaleness, recovery: c.Recovery, sealed: c.Sealed}
-	o.metrics = metrics.New(o.clock, metrics.Sources{Resources: o.resourceStats, LinkUp: c.Link,
+	o.metrics = metrics.New(o.clock, metrics.Sources{Resources: o.resourceStats, LinkUp: c.Link, CloudWatches: c.CloudWatches,
 		Store:  func() (metrics.StoreStats, bool) { return storeStats(c.StorePath) },
 		Sealed: func() bool { return o.sealed }})
 	return o

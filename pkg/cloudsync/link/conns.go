@@ -70,6 +70,9 @@ type Conns struct {
 	lostPing atomic.Int64
 	// closed holds one value once a connection closed. Immutable.
 	closed chan struct{}
+	// watches counts the open watches of every client of the transport
+	// (watchCounter).
+	watches atomic.Int64
 
 	// wrapped holds the transports whose dialer is wrapped already, with
 	// their connections' state. Guarded by baseTransportMu.
@@ -84,6 +87,10 @@ func NewConns(c clock.WithDelayedExecution) *Conns {
 	return &Conns{clock: c, tracker: connrotation.NewConnectionTracker(),
 		closed: make(chan struct{}, 1), wrapped: map[*http.Transport]*cloudTransport{}}
 }
+
+// OpenWatches is how many watches the clients of the transport hold open
+// on the cloud: answered, and not yet ended by either side.
+func (c *Conns) OpenWatches() int { return int(c.watches.Load()) }
 
 // LastRead implements Connections.
 func (c *Conns) LastRead() time.Time {

@@ -44,8 +44,9 @@ const (
 // (see Conns), keeps client-go's transport for cfg's TLS configuration
 // for as long as conns, so that every client of cfg, whenever built,
 // shares its connection, and lets only one request at a time dial while
-// that transport has no connection (see firstConn). It keeps any
-// WrapTransport already set.
+// that transport has no connection (see firstConn), and counts the
+// watches open through it (Conns.OpenWatches). It keeps any WrapTransport
+// already set.
 func ConfigureTransport(cfg *rest.Config, conns *Conns) {
 	wrap := cfg.WrapTransport
 	cfg.WrapTransport = func(rt http.RoundTripper) http.RoundTripper {
@@ -53,6 +54,9 @@ func ConfigureTransport(cfg *rest.Config, conns *Conns) {
 			if ct := configureBase(t, rt, conns); ct != nil {
 				rt = &firstConn{next: rt, transport: ct}
 			}
+		}
+		if conns != nil {
+			rt = &watchCounter{next: rt, open: &conns.watches}
 		}
 		if wrap != nil {
 			return wrap(rt)

@@ -30,6 +30,9 @@ type ResourceStats struct {
 type Sources struct {
 	Resources func() []ResourceStats // nil means none
 	LinkUp    func() bool            // nil means down
+	// CloudWatches is how many watches the daemon holds open on the
+	// cloud; nil reports none.
+	CloudWatches func() int
 	// Store is the store's size; nil, or false, means unknown.
 	Store func() (StoreStats, bool)
 	// Sealed says whether the store has a state key; nil means it has

@@ -39,17 +39,19 @@ func mustContain(t *testing.T, body string, lines ...string) {
 func TestSyncMetricsMove(t *testing.T) {
 	clk := clocktesting.NewFakeClock(time.Unix(1000, 0))
 	stats := ResourceStats{Resource: pods, Ready: true, RV: 41, Objects: 3, Events: 2, Watchers: 1}
-	link := false
+	link, watches := false, 0
 	m := New(clk, Sources{
-		Resources: func() []ResourceStats { return []ResourceStats{stats} },
-		LinkUp:    func() bool { return link },
+		Resources:    func() []ResourceStats { return []ResourceStats{stats} },
+		LinkUp:       func() bool { return link },
+		CloudWatches: func() int { return watches },
 	})
 	body := scrape(t, m)
 	mustContain(t, body,
 		`apiserver_watch_cache_resource_version{resource="/v1/pods"} 41`,
 		`apiserver_storage_objects{resource="/v1/pods"} 3`,
 		`apiserver_lite_watchers{resource="/v1/pods"} 1`,
-		`apiserver_lite_cloud_link_up 0`)
+		`apiserver_lite_cloud_link_up 0`,
+		`apiserver_lite_cloud_watches 0`)
 	if !strings.Contains(body, `apiserver_lite_staleness_seconds{resource="/v1/pods"} 0`+"\n") {
 		t.Errorf("got no staleness of 0 at start before the cloud was heard, want one")
 	}
@@ -65,7 +67,7 @@ func TestSyncMetricsMove(t *testing.T) {
 	clk.Step(3 * time.Millisecond)
 	m.CommitDone(pods, start, 5, nil)
 	m.CommitDone(pods, m.CommitStarted(), 2, errors.New("disk full"))
-	stats.RV, stats.TooSlow, link = 50, 2, true
+	stats.RV, stats.TooSlow, link, watches = 50, 2, true, 66
 
 	mustContain(t, scrape(t, m),
 		`apiserver_watch_cache_resource_version{resource="/v1/pods"} 50`,
@@ -77,7 +79,8 @@ func TestSyncMetricsMove(t *testing.T) {
 		`apiserver_lite_commit_duration_seconds_count{resource="/v1/pods"} 2`,
 		`apiserver_watch_cache_events_received_total{resource="/v1/pods"} 5`,
 		`apiserver_terminated_watchers_total{resource="/v1/pods"} 2`,
-		`apiserver_lite_cloud_link_up 1`)
+		`apiserver_lite_cloud_link_up 1`,
+		`apiserver_lite_cloud_watches 66`)
 	if e, ok := m.LastError(pods); !ok || e.Code != codeTransport {
 		t.Errorf("last error: got %+v %v, want a transport error", e, ok)
 	}

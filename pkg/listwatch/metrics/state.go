@@ -24,6 +24,8 @@ var (
 		"1 when the resource has data to serve (loaded from disk or listed).", []string{"resource"}, nil)
 	descLink = prometheus.NewDesc("apiserver_lite_cloud_link_up",
 		"1 while the cloud kube-apiserver is reachable.", nil, nil)
+	descCloudWatches = prometheus.NewDesc("apiserver_lite_cloud_watches",
+		"Watches the daemon holds open on the cloud kube-apiserver: answered, and not yet ended by either side.", nil, nil)
 )
 
 // stateCollector reads the caches and the link at scrape time.
@@ -33,13 +35,16 @@ type stateCollector struct {
 }
 
 func (c *stateCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{descRV, descStaleness, descObjects, descEvents, descWatchers, descTooSlow, descReady, descLink} {
+	for _, d := range []*prometheus.Desc{descRV, descStaleness, descObjects, descEvents, descWatchers, descTooSlow, descReady, descLink, descCloudWatches} {
 		ch <- d
 	}
 }
 
 func (c *stateCollector) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(descLink, prometheus.GaugeValue, boolValue(c.src.LinkUp != nil && c.src.LinkUp()))
+	if c.src.CloudWatches != nil {
+		ch <- prometheus.MustNewConstMetric(descCloudWatches, prometheus.GaugeValue, float64(c.src.CloudWatches()))
+	}
 	if c.src.Resources == nil {
 		return
 	}

@@ -35,6 +35,30 @@ apiserver_watch_events_sizes_sum{group="",kind="Secret",version="v1"} 6
 	}
 }
 
+// TestParseDaemonWatches reads a daemon's open cloud watches and held
+// secrets and configmaps, which a lite node's start waits for.
+func TestParseDaemonWatches(t *testing.T) {
+	metrics := `# HELP apiserver_lite_cloud_watches Watches the daemon holds open on the cloud.
+# TYPE apiserver_lite_cloud_watches gauge
+apiserver_lite_cloud_watches 64
+apiserver_storage_objects{resource="configmaps"} 30
+apiserver_storage_objects{resource="nodes"} 1
+apiserver_storage_objects{resource="pods"} 30
+apiserver_storage_objects{resource="secrets"} 29
+apiserver_lite_cloud_link_up 1
+`
+	got, err := parseDaemonWatches([]byte(metrics))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := (daemonWatches{open: 64, held: 59}); got != want {
+		t.Errorf("parseDaemonWatches: got %+v, want %+v", got, want)
+	}
+	if _, err := parseDaemonWatches([]byte("apiserver_lite_cloud_watches x\n")); err == nil {
+		t.Error("parseDaemonWatches of a bad value: got no error, want one")
+	}
+}
+
 // TestCountConnsTo counts the established connections to one port.
 func TestCountConnsTo(t *testing.T) {
 	table := `  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode

@@ -80,15 +80,19 @@ func (f *fleet) liteRound(ctx context.Context, r *fleetResults, stop ...context.
 	defer r.enterPhase(lease.Steady)
 	opened := time.Now()
 	// The nodes start as the direct side's do, fleetWorkers at a time,
-	// each once the one before it serves: the steady state then counts
-	// what the nodes cost, not the seconds a cloud swamped by every
-	// start at once took to open each node's watches (watchPhases).
+	// each once the one before it serves and holds its cloud watches
+	// open (watchesOpened): the steady state then counts what the nodes
+	// cost, not the seconds a cloud swamped by every start at once took
+	// to open each node's watches (watchPhases).
 	pods := f.cfg.Pods + len(f.added)
 	err = f.eachNode(func(i int) error {
 		if err := f.nodes[i].Process().Start(); err != nil {
 			return err
 		}
-		return f.caughtUp(ctx, i, pods, "")
+		if err := f.caughtUp(ctx, i, pods, ""); err != nil {
+			return err
+		}
+		return f.watchesOpened(ctx, i, pods)
 	})
 	if err != nil {
 		return nil, err

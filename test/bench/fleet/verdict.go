@@ -58,7 +58,12 @@ func (r *fleetResults) writeRounds(b *bytes.Buffer) {
 	fmt.Fprintf(b, "| the nodes' own CPU seconds per minute (every apiserver-lite; every read set's process), on the same cores, median (least – most) | %.2f (%.2f – %.2f) | %.2f (%.2f – %.2f) |\n",
 		cl.median, cl.least, cl.most, cd.median, cd.least, cd.most)
 	fmt.Fprintf(b, "| cloud bytes sent per minute, round 1 | %.0f KiB | %.0f KiB |\n", r.lite.bytesPerMin/1024, r.direct.bytesPerMin/1024)
-	fmt.Fprintf(b, "| seconds in which the watches a node had open at the window opened (kube-apiserver times each watch's bookmarks from its second), median node, round 1 | %.0f | %.0f |\n", r.lite.phases, r.direct.phases)
+	var lp, dp []string
+	for _, rd := range r.rounds {
+		lp = append(lp, fmt.Sprintf("%.0f", rd.lite.phases))
+		dp = append(dp, fmt.Sprintf("%.0f", rd.direct.phases))
+	}
+	fmt.Fprintf(b, "| seconds in which the watches a node had open at the window opened (kube-apiserver times each watch's bookmarks from its second), median node, each round | %s | %s |\n", strings.Join(lp, ", "), strings.Join(dp, ", "))
 	fmt.Fprintf(b, "| TLS connections to the cloud at the end of round 1, per node | %.1f | %.1f |\n\n",
 		float64(r.lite.conns)/float64(r.cfg.Nodes), float64(r.direct.conns)/float64(r.cfg.Nodes))
 }

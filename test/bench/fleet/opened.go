@@ -1,0 +1,95 @@
+//go:build e2e
+
+package fleet
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/apiserver-lite/apiserver-lite/pkg/holding"
+	"k8s.io/apimachinery/pkg/util/wait"
+)
+
+// cloudWatchesPoll is how often a starting node's metrics are read while
+// the benchmark waits for its cloud watches; its door answers them from
+// memory, on the node's own identity, without asking the cloud.
+const cloudWatchesPoll = 50 * time.Millisecond
+
+// daemonWatches is what a node's metrics say of its cloud watches.
+type daemonWatches struct {
+	open int // apiserver_lite_cloud_watches
+	held int // secrets and configmaps held (apiserver_storage_objects)
+}
+
+// watchesOpened waits until node i's apiserver-lite holds its cloud
+// watches open: one per resource it syncs and one per secret and
+// configmap it holds, of which there are at least pods each (every pod
+// references a secret and a configmap of its own). A direct node's
+// process is taken as started once its informers have synced, with
+// every watch open; a daemon serves from its store before then, and
+// starting the next node at that moment had more starts share the cloud
+// at once, so the node's watches opened over more seconds (watchPhases).
+func (f *fleet) watchesOpened(ctx context.Context, i, pods int) error {
+	cs, err := f.localClient(i)
+	if err != nil {
+		return err
+	}
+	syncs := 0
+	for _, r := range holding.NodeResources(nodeName(i)) {
+		if !r.OnDemand {
+			syncs++
+		}
+	}
+	ctx, cancel := context.WithTimeout(ctx, fleetCatchUp)
+	defer cancel()
+	var last daemonWatches
+	var readErr error
+	err = wait.PollUntilContextCancel(ctx, cloudWatchesPoll, true, func(ctx context.Context) (bool, error) {
+		body, err := cs.CoreV1().RESTClient().Get().AbsPath("/metrics").SetHeader("Accept", "text/plain").DoRaw(ctx)
+		if err != nil {
+			readErr = err
+			return false, nil
+		}
+		if last, err = parseDaemonWatches(body); err != nil {
+			return false, err
+		}
+		return last.open >= syncs+max(last.held, 2*pods), nil
+	})
+	if err != nil {
+		return fmt.Errorf("%s: %d cloud watches open, %d secrets and configmaps held, want %d and %d syncs' (last read error: %v): %w",
+			nodeName(i), last.open, last.held, 2*pods, syncs, readErr, err)
+	}
+	return nil
+}
+
+// parseDaemonWatches reads a daemon's open cloud watches and held secrets
+// and configmaps from its metrics in the Prometheus text format.
+func parseDaemonWatches(body []byte) (daemonWatches, error) {
+	var w daemonWatches
+	sc := bufio.NewScanner(bytes.NewReader(body))
+	sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		var into *int
+		switch {
+		case strings.HasPrefix(line, "apiserver_lite_cloud_watches "):
+			into = &w.open
+		case strings.HasPrefix(line, `apiserver_storage_objects{resource="secrets"} `),
+			strings.HasPrefix(line, `apiserver_storage_objects{resource="configmaps"} `):
+			into = &w.held
+		default:
+			continue
+		}
+		v, err := strconv.ParseFloat(line[strings.LastIndexByte(line, ' ')+1:], 64)
+		if err != nil {
+			return w, fmt.Errorf("daemon metrics line %q: %w", line, err)
+		}
+		*into += int(v)
+	}
+	return w, sc.Err()
+}
