@@ -3,15 +3,15 @@
 package fleet
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"fmt"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/apiserver-lite/apiserver-lite/pkg/holding"
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
 	"k8s.io/apimachinery/pkg/util/wait"
 )
 
@@ -70,26 +70,29 @@ func (f *fleet) watchesOpened(ctx context.Context, i, pods int) error {
 // parseDaemonWatches reads a daemon's open cloud watches and held secrets
 // and configmaps from its metrics in the Prometheus text format.
 func parseDaemonWatches(body []byte) (daemonWatches, error) {
-	var w daemonWatches
-	sc := bufio.NewScanner(bytes.NewReader(body))
-	sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
-	for sc.Scan() {
-		line := sc.Text()
-		var into *int
-		switch {
-		case strings.HasPrefix(line, "apiserver_lite_cloud_watches "):
-			into = &w.open
-		case strings.HasPrefix(line, `apiserver_storage_objects{resource="secrets"} `),
-			strings.HasPrefix(line, `apiserver_storage_objects{resource="configmaps"} `):
-			into = &w.held
-		default:
-			continue
-		}
-		v, err := strconv.ParseFloat(line[strings.LastIndexByte(line, ' ')+1:], 64)
-		if err != nil {
-			return w, fmt.Errorf("daemon metrics line %q: %w", line, err)
-		}
-		*into += int(v)
+	p := expfmt.NewTextParser(model.UTF8Validation)
+	fams, err := p.TextToMetricFamilies(bytes.NewReader(body))
+	if err != nil {
+		return daemonWatches{}, fmt.Errorf("daemon metrics: %w", err)
 	}
-	return w, sc.Err()
+	var w daemonWatches
+	for _, m := range fams["apiserver_lite_cloud_watches"].GetMetric() {
+		w.open += int(gaugeValue(m))
+	}
+	for _, m := range fams["apiserver_storage_objects"].GetMetric() {
+		for _, l := range m.GetLabel() {
+			if l.GetName() == "resource" && (l.GetValue() == "secrets" || l.GetValue() == "configmaps") {
+				w.held += int(gaugeValue(m))
+			}
+		}
+	}
+	return w, nil
+}
+
+// gaugeValue is m's value, as a gauge or, without its TYPE line, untyped.
+func gaugeValue(m *dto.Metric) float64 {
+	if g := m.GetGauge(); g != nil {
+		return g.GetValue()
+	}
+	return m.GetUntyped().GetValue()
 }

@@ -41,18 +41,24 @@ func TestParseDaemonWatches(t *testing.T) {
 	metrics := `# HELP apiserver_lite_cloud_watches Watches the daemon holds open on the cloud.
 # TYPE apiserver_lite_cloud_watches gauge
 apiserver_lite_cloud_watches 64
+# HELP apiserver_storage_objects Objects held for the resource.
+# TYPE apiserver_storage_objects gauge
 apiserver_storage_objects{resource="configmaps"} 30
 apiserver_storage_objects{resource="nodes"} 1
 apiserver_storage_objects{resource="pods"} 30
 apiserver_storage_objects{resource="secrets"} 29
 apiserver_lite_cloud_link_up 1
 `
+	untyped := "apiserver_lite_cloud_watches 5\napiserver_storage_objects{resource=\"secrets\"} 2\n"
 	got, err := parseDaemonWatches([]byte(metrics))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if want := (daemonWatches{open: 64, held: 59}); got != want {
 		t.Errorf("parseDaemonWatches: got %+v, want %+v", got, want)
+	}
+	if got, err := parseDaemonWatches([]byte(untyped)); err != nil || got != (daemonWatches{open: 5, held: 2}) {
+		t.Errorf("parseDaemonWatches without TYPE lines: got %+v, %v, want {open:5 held:2}", got, err)
 	}
 	if _, err := parseDaemonWatches([]byte("apiserver_lite_cloud_watches x\n")); err == nil {
 		t.Error("parseDaemonWatches of a bad value: got no error, want one")
