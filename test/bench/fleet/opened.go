@@ -61,8 +61,8 @@ func (f *fleet) watchesOpened(ctx context.Context, i, pods int) error {
 		return last.open >= syncs+max(last.held, 2*pods), nil
 	})
 	if err != nil {
-		return fmt.Errorf("%s: %d cloud watches open, %d secrets and configmaps held, want %d and %d syncs' (last read error: %v): %w",
-			nodeName(i), last.open, last.held, 2*pods, syncs, readErr, err)
+		return fmt.Errorf("%s: %d cloud watches open, want %d: %d synced resources and %d secrets and configmaps held, at least %d (last read error: %v): %w",
+			nodeName(i), last.open, syncs+max(last.held, 2*pods), syncs, last.held, 2*pods, readErr, err)
 	}
 	return nil
 }
