@@ -63,6 +63,10 @@ type Syncer struct {
 	// needList is why the next attempt relists, one of the Relist*
 	// reasons; empty when it resumes from the watermark.
 	needList string
+	// resumed is the watermark the start resumes from, until the first
+	// attempt ends: a 410 while rv is still it answers this start, not a
+	// cloud restart every node hears at once (expired).
+	resumed uint64
 	// haveInfo is set once discovery information was fetched this run.
 	haveInfo bool
 	// checkRV is set on start and after a failure that may hide a restart
@@ -116,6 +120,7 @@ func New(cfg Config) *Syncer {
 	if s.rv == 0 {
 		s.needList = RelistInitial
 	}
+	s.resumed = s.rv
 	if s.needList == "" {
 		s.dueCheck()
 	}
@@ -138,16 +143,15 @@ func (s *Syncer) Run(ctx context.Context) error {
 	for ctx.Err() == nil {
 		up := s.cfg.Link.Up()
 		err := s.syncOnce(ctx)
+		atStart := s.resumed != 0 && s.rv == s.resumed
+		s.resumed = 0
 		switch {
 		case ctx.Err() != nil:
 			return nil
 		case err == nil:
 			continue // the cloud closed the watch: re-watch from s.rv
 		case errors.Is(err, ErrExpired):
-			s.log.Info("cloud expired the watermark, relisting", "rv", s.rv)
-			s.needList = RelistExpired
-			// A restarted cloud expires every node's watches at once.
-			if link.Sleep(ctx, s.cfg.Clock, s.cfg.Link.RelistDelay()) != nil {
+			if s.expired(ctx, atStart) != nil {
 				return nil
 			}
 			continue
@@ -202,6 +206,20 @@ func (s *Syncer) recordStore(ctx context.Context, err error) error {
 		s.backoff = link.NewBackoff()
 	}
 	return err
+}
+
+// expired readies a relist after the cloud expired the watermark. A
+// restarted cloud expires every node's watches at once, so the relist
+// waits for a delay within the relist window, unless the watermark is
+// the one this start resumed from (atStart): a start's relist goes at
+// once, as the rest of its reads do, paced by the opening limit.
+func (s *Syncer) expired(ctx context.Context, atStart bool) error {
+	s.log.Info("cloud expired the watermark, relisting", "rv", s.rv)
+	s.needList = RelistExpired
+	if atStart {
+		return nil
+	}
+	return link.Sleep(ctx, s.cfg.Clock, s.cfg.Link.RelistDelay())
 }
 
 func (s *Syncer) syncOnce(ctx context.Context) error {

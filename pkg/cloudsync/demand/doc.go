@@ -13,7 +13,9 @@
 // resourceVersion it delivered (list, event or bookmark), so a restart
 // lists nothing: the resume points are kept in the store's meta, written
 // only after what came with them was committed, and a point is deleted
-// from the store before its object is. Only a 410 reads one object again,
+// from the store before its object is. Only a 410 reads one object again
+// (at once when it answers the start's own resume before anything came:
+// the cloud restarted while the daemon was down, not under every node),
 // and a cloud whose history went backwards (a syncer reports it on the
 // Link) reads every held object again.
 //

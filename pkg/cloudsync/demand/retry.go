@@ -38,6 +38,10 @@ type objectWatch struct {
 	// other read is of an object the node holds and serves, and is
 	// cloudsync.Background.
 	newRef bool
+	// resumed is the point the previous run stored, until the first
+	// read ends: a 410 while from is still it answers this start, not a
+	// cloud restart every node hears at once (afterRead).
+	resumed uint64
 }
 
 // watchObject reads and watches one object until ctx ends. The first
@@ -50,7 +54,7 @@ type objectWatch struct {
 // backoff (objectBackoff), so the objects a cloud refused together do not
 // come back together.
 func (d *Holder) watchObject(ctx context.Context, lw cache.ListerWatcherWithContext, r nodescope.Ref, gen, from uint64) {
-	w := &objectWatch{lw: lw, ref: r, gen: gen, from: from, newRef: from == 0,
+	w := &objectWatch{lw: lw, ref: r, gen: gen, from: from, newRef: from == 0, resumed: from,
 		retry: link.NewRetrierWith(d.cfg.Clock, objectBackoff)}
 	defer func() {
 		if w.lost != nil {
@@ -64,7 +68,9 @@ func (d *Holder) watchObject(ctx context.Context, lw cache.ListerWatcherWithCont
 		}
 		first := w.newRef
 		w.newRef = false
-		if d.afterRead(ctx, w, err, first) {
+		stopped = d.afterRead(ctx, w, err, first)
+		w.resumed = 0
+		if stopped {
 			return
 		}
 	}
@@ -109,8 +115,18 @@ func (d *Holder) afterRead(ctx context.Context, w *objectWatch, err error, first
 		return link.Sleep(ctx, d.cfg.Clock, newRefDelay()) != nil
 	case errors.Is(err, cloudsync.ErrExpired):
 		// A restarted cloud expires every object's watch at once, on
-		// every node: the reads are spread over the relist window.
+		// every node: the reads are spread over the relist window. The
+		// start's own resume, expired before it delivered anything, is
+		// read again at once, as every read of a start is, paced by the
+		// opening limit: spread, a node's watches would open over the
+		// whole window, and kube-apiserver, which times a watch's
+		// bookmarks from the second it opened, would write them in as
+		// many bursts a minute.
+		atStart := w.resumed != 0 && w.from == w.resumed
 		w.floor, w.from = max(w.floor, w.from), 0
+		if atStart {
+			return false
+		}
 		return link.Sleep(ctx, d.cfg.Clock, d.cfg.Link.RelistDelay()) != nil
 	case w.floor > 0 && errors.Is(err, cloudsync.ErrBehind):
 		// The cloud has not reached the floor (a restored etcd): the
