@@ -3,9 +3,7 @@ package cloudsync
 import (
 	"sync"
 	"testing"
-	"time"
 
-	"github.com/apiserver-lite/apiserver-lite/pkg/cloudsync/link"
 	"github.com/apiserver-lite/apiserver-lite/pkg/cloudsync/link/linktest"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -85,21 +83,5 @@ func mustRelistAfterDelay(t *testing.T, e *env, clk *linktest.RecClock, fw *watc
 	before := len(clk.Timers())
 	expired := apierrors.NewResourceExpired("too old resource version: 21 (30)").ErrStatus
 	fw.Error(&expired)
-	var delay time.Duration
-	linktest.WaitFor(t, "the relist's delay", func() bool {
-		for _, d := range clk.Timers()[before:] {
-			delay = d
-			return true
-		}
-		return false
-	})
-	if delay < 0 || delay >= link.DefaultRelistSpread {
-		t.Errorf("relist delay: got %v, want within [0, %v)", delay, link.DefaultRelistSpread)
-	}
-	time.Sleep(50 * time.Millisecond) // a list made before the delay would show
-	if got, _ := e.lw.recorded(); got != lists {
-		t.Fatalf("LISTs before the delay ended: got %d, want %d", got, lists)
-	}
-	clk.Step(delay)
-	linktest.WaitFor(t, "the relist", func() bool { got, _ := e.lw.recorded(); return got == lists+1 })
+	clk.MustReadAfterRelistDelay(t, before, func() int { n, _ := e.lw.recorded(); return n }, lists)
 }

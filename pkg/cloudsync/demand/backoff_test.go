@@ -5,7 +5,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/apiserver-lite/apiserver-lite/pkg/cloudsync/link"
 	"github.com/apiserver-lite/apiserver-lite/pkg/cloudsync/link/linktest"
 	"github.com/apiserver-lite/apiserver-lite/pkg/versioncache"
 	corev1 "k8s.io/api/core/v1"
@@ -107,25 +106,8 @@ func TestDemandSpreadsRelistAfterExpiry(t *testing.T) {
 	waitFor(t, "the first watch", func() bool { _, rvs := cloud.asks(key); return len(rvs) == 1 })
 	before := len(clk.Timers())
 	cloud.watchOf(key).Error(&metav1.Status{Status: metav1.StatusFailure, Code: 410, Reason: metav1.StatusReasonExpired})
-	var delay time.Duration
-	waitFor(t, "the relist's delay", func() bool {
-		for _, d := range clk.Timers()[before:] {
-			if d != resumeFlush && d != resumeFlushListed && d != heardEvery {
-				delay = d
-				return true
-			}
-		}
-		return false
-	})
-	if delay < 0 || delay >= link.DefaultRelistSpread {
-		t.Errorf("relist delay: got %v, want within [0, %v)", delay, link.DefaultRelistSpread)
-	}
-	time.Sleep(50 * time.Millisecond) // a list made before the delay would show
-	if lists, _ := cloud.asks(key); lists != 1 {
-		t.Fatalf("LISTs before the delay ended: got %d, want 1", lists)
-	}
-	clk.Step(delay)
-	waitFor(t, "the relist", func() bool { lists, _ := cloud.asks(key); return lists == 2 })
+	clk.MustReadAfterRelistDelay(t, before, func() int { lists, _ := cloud.asks(key); return lists }, 1,
+		resumeFlush, resumeFlushListed, heardEvery)
 }
 
 // Objects the cloud refused together with one Retry-After (429 from its

@@ -5,7 +5,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/apiserver-lite/apiserver-lite/pkg/cloudsync/link"
 	"github.com/apiserver-lite/apiserver-lite/pkg/cloudsync/link/linktest"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/watch"
@@ -57,23 +56,6 @@ func TestDemandStartRereadsAtOnceAfter410(t *testing.T) {
 	cloud.watchOf(key).Action(watch.Bookmark, namedObject("Secret", "ns", "used", 50, ""))
 	before := len(clk.Timers())
 	expire()
-	var delay time.Duration
-	waitFor(t, "the read's delay", func() bool {
-		for _, d := range clk.Timers()[before:] {
-			if d != resumeFlush && d != resumeFlushListed && d != heardEvery {
-				delay = d
-				return true
-			}
-		}
-		return false
-	})
-	if delay < 0 || delay >= link.DefaultRelistSpread {
-		t.Errorf("read delay: got %v, want within [0, %v)", delay, link.DefaultRelistSpread)
-	}
-	time.Sleep(50 * time.Millisecond) // a read made before the delay would show
-	if _, got := cloud.asks(key); len(got) != len(rvs)+1 {
-		t.Fatalf("watches before the delay ended: got %v, want %d", got, len(rvs)+1)
-	}
-	clk.Step(delay)
-	waitFor(t, "the read after the delay", watches(len(rvs)+2))
+	clk.MustReadAfterRelistDelay(t, before, func() int { _, got := cloud.asks(key); return len(got) }, len(rvs)+1,
+		resumeFlush, resumeFlushListed, heardEvery)
 }

@@ -5,6 +5,7 @@ package linktest
 import (
 	"context"
 	"errors"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -100,4 +101,36 @@ func (c *RecClock) Timers() []time.Duration {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return append([]time.Duration(nil), c.durs...)
+}
+
+// readSettle is how long a read that does not wait for the relist delay
+// is given to show before the delay is taken as waited for.
+const readSettle = 50 * time.Millisecond
+
+// MustReadAfterRelistDelay checks that the next read waits for a delay
+// within the default relist window: the first timer made after the first
+// before ones (timers of a duration in ignore are the caller's own
+// bookkeeping) lies in the window; reads, the reads made so far, stays at
+// want until the clock steps past the delay, and then reaches want+1.
+func (c *RecClock) MustReadAfterRelistDelay(t testing.TB, before int, reads func() int, want int, ignore ...time.Duration) {
+	t.Helper()
+	var delay time.Duration
+	WaitFor(t, "the read's delay", func() bool {
+		for _, d := range c.Timers()[before:] {
+			if !slices.Contains(ignore, d) {
+				delay = d
+				return true
+			}
+		}
+		return false
+	})
+	if delay < 0 || delay >= link.DefaultRelistSpread {
+		t.Errorf("read delay: got %v, want within [0, %v)", delay, link.DefaultRelistSpread)
+	}
+	time.Sleep(readSettle)
+	if got := reads(); got != want {
+		t.Fatalf("reads before the delay ended: got %d, want %d", got, want)
+	}
+	c.Step(delay)
+	WaitFor(t, "the read after the delay", func() bool { return reads() == want+1 })
 }
