@@ -45,6 +45,28 @@ func IsBackground(ctx context.Context) bool {
 	return b
 }
 
+// sendCheckKey carries a request's check before it is sent
+// (WithSendCheck).
+type sendCheckKey struct{}
+
+// WithSendCheck marks ctx's requests to be checked once they have their
+// place, just before they are sent: an error from check drops the request
+// unsent and is its error. A request decided against while it waited for
+// its place (a start's resume of a point the cloud has since been seen to
+// expire) then costs the cloud nothing.
+func WithSendCheck(ctx context.Context, check func() error) context.Context {
+	return context.WithValue(ctx, sendCheckKey{}, check)
+}
+
+// SendCheck runs ctx's check (WithSendCheck), if it has one, as the
+// opening limit does once a request has its place.
+func SendCheck(ctx context.Context) error {
+	if check, ok := ctx.Value(sendCheckKey{}).(func() error); ok {
+		return check()
+	}
+	return nil
+}
+
 // openingLimit lets at most cap(slots) requests wait for their response
 // headers at once, and at most cap(background) of them Background ones;
 // the others wait for a place, or for their context.
@@ -68,7 +90,7 @@ func (o *openingLimit) WrappedRoundTripper() http.RoundTripper { return o.next }
 
 // RoundTrip implements http.RoundTripper. A Background request takes its
 // background place before its place, so it never holds a place while
-// waiting.
+// waiting; a request's check (WithSendCheck) runs once it has both.
 func (o *openingLimit) RoundTrip(req *http.Request) (*http.Response, error) {
 	ctx := req.Context()
 	if IsBackground(ctx) {
@@ -81,6 +103,9 @@ func (o *openingLimit) RoundTrip(req *http.Request) (*http.Response, error) {
 		return nil, err
 	}
 	defer func() { <-o.slots }()
+	if err := SendCheck(ctx); err != nil {
+		return nil, err
+	}
 	return o.next.RoundTrip(req)
 }
 

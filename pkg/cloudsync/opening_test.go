@@ -154,3 +154,66 @@ func TestOpeningLimitKeepsPlacesForForeground(t *testing.T) {
 		t.Errorf("got %d background requests awaiting the cloud at once, want %d", got, background)
 	}
 }
+
+// TestOpeningLimitChecksOnceItHasAPlace: a request's check runs once it
+// has its place, just before it is sent: one decided against while it
+// waited is dropped unsent, with the check's error; one whose check
+// passes is sent.
+func TestOpeningLimitChecksOnceItHasAPlace(t *testing.T) {
+	release := make(chan struct{})
+	var mu sync.Mutex
+	sent := map[string]int{} // guarded by mu
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		sent[r.URL.Path]++
+		mu.Unlock()
+		if r.URL.Path == "/first" {
+			<-release // no headers until released
+		}
+	}))
+	defer srv.Close()
+	rt := newOpeningLimit(1, 1)(srv.Client().Transport)
+	ctx, cancel := context.WithTimeout(t.Context(), openingTimeout)
+	defer cancel()
+	first := make(chan error, 1)
+	go func() {
+		resp, err := send(ctx, rt, srv.URL+"/first")
+		if err == nil {
+			_ = resp.Body.Close()
+		}
+		first <- err
+	}()
+	time.Sleep(50 * time.Millisecond) // the first takes the only place
+
+	stale := errors.New("decided against while waiting")
+	var decided atomic.Bool
+	dropped := make(chan error, 1)
+	go func() {
+		_, err := send(WithSendCheck(ctx, func() error {
+			if decided.Load() {
+				return stale
+			}
+			return nil
+		}), rt, srv.URL+"/dropped")
+		dropped <- err
+	}()
+	time.Sleep(50 * time.Millisecond) // it waits for the place
+	decided.Store(true)
+	close(release)
+	if err := <-first; err != nil {
+		t.Fatalf("first request: %v", err)
+	}
+	if err := <-dropped; !errors.Is(err, stale) {
+		t.Errorf("request decided against while it waited: got %v, want %v", err, stale)
+	}
+	resp, err := send(WithSendCheck(ctx, func() error { return nil }), rt, srv.URL+"/kept")
+	if err != nil {
+		t.Fatalf("request whose check passes: %v", err)
+	}
+	_ = resp.Body.Close()
+	mu.Lock()
+	defer mu.Unlock()
+	if sent["/dropped"] != 0 || sent["/kept"] != 1 {
+		t.Errorf("got %d dropped and %d kept requests sent, want 0 and 1", sent["/dropped"], sent["/kept"])
+	}
+}

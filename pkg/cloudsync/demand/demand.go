@@ -102,6 +102,12 @@ type Holder struct {
 	// of that kind's objects (streamOff). Atomic: the workers read and set
 	// it.
 	noStream [nodescope.ConfigMap + 1]atomic.Bool
+	// startExpired is, by kind, the newest stored point a start's own
+	// resume of that kind was answered 410 for: the cloud restarted while
+	// the daemon was down, and its watch cache starts above that point,
+	// so a start's resume of a point not above it is dropped before it is
+	// sent (dropExpiredResume). Atomic: the workers read and raise it.
+	startExpired [nodescope.ConfigMap + 1]atomic.Uint64
 	// probe shares, among the workers that lost the cloud together, the
 	// one probe that tells whether it still serves their resume points
 	// (probe.go). Guarded by its own mutex: the workers use it.

@@ -78,6 +78,10 @@ type demandCloud struct {
 	// resourceVersion are refused as too large, as a cloud whose etcd
 	// was restored from a backup answers. Guarded by mu.
 	behindFloors int
+	// waiting holds a resume of a key until its channel closes, as a
+	// request waits for its place in the opening limit, which then runs
+	// its check (cloudsync.SendCheck). Guarded by mu.
+	waiting map[string]chan struct{}
 }
 
 // tooLarge is kube-apiserver's answer to a read not older than rv that
@@ -106,6 +110,9 @@ func (c *demandCloud) source(r cloudsync.Resource) cache.ListerWatcherWithContex
 			return l, nil
 		},
 		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
+			if err := c.awaitPlace(ctx, key, o); err != nil {
+				return nil, err
+			}
 			c.mu.Lock()
 			defer c.mu.Unlock()
 			if o.SendInitialEvents != nil {
@@ -121,6 +128,22 @@ func (c *demandCloud) source(r cloudsync.Resource) cache.ListerWatcherWithContex
 			return w, nil
 		},
 	}
+}
+
+// awaitPlace waits, for a resume of key, until c.waiting lets it go, and
+// then runs its check, as the opening limit does.
+func (c *demandCloud) awaitPlace(ctx context.Context, key string, o metav1.ListOptions) error {
+	c.mu.Lock()
+	place := c.waiting[key]
+	c.mu.Unlock()
+	if place != nil && o.SendInitialEvents == nil {
+		select {
+		case <-place:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	return cloudsync.SendCheck(ctx)
 }
 
 // read records a read of key's state and answers the refusal due, if

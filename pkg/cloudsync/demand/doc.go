@@ -15,7 +15,9 @@
 // only after what came with them was committed, and a point is deleted
 // from the store before its object is. Only a 410 reads one object again
 // (at once when it answers the start's own resume before anything came:
-// the cloud restarted while the daemon was down, not under every node),
+// the cloud restarted while the daemon was down, not under every node;
+// such a 410 also drops the start's resumes of that kind from points not
+// above it while they wait for their place, unsent, see expire.go),
 // and a cloud whose history went backwards (a syncer reports it on the
 // Link) reads every held object again.
 //

@@ -44,6 +44,12 @@ type objectWatch struct {
 	resumed uint64
 }
 
+// atStart says whether w's next or last read is the start's own resume
+// from the point the previous run stored.
+func (w *objectWatch) atStart() bool {
+	return w.resumed != 0 && w.from == w.resumed
+}
+
 // watchObject reads and watches one object until ctx ends. The first
 // watch starts from the stored resume point from (0: none, read the state
 // first, see openWatch); a watch that ends is resumed from the last
@@ -94,6 +100,9 @@ func (d *Holder) readOnce(ctx context.Context, w *objectWatch) (stopped bool, er
 		// node is waiting for.
 		ctx = cloudsync.Background(ctx)
 	}
+	if w.atStart() {
+		ctx = d.dropExpiredResume(ctx, w.ref.Kind, w.from)
+	}
 	err = d.listWatchAlive(ctx, w.lw, w.ref, w.gen, &w.from, w.floor, w.retry.Reset, settled)
 	if settled != nil && w.lost != nil && errors.Is(err, cloudsync.ErrExpired) {
 		d.probe.decide(w.lost, true)
@@ -122,7 +131,10 @@ func (d *Holder) afterRead(ctx context.Context, w *objectWatch, err error, first
 		// whole window, and kube-apiserver, which times a watch's
 		// bookmarks from the second it opened, would write them in as
 		// many bursts a minute.
-		atStart := w.resumed != 0 && w.from == w.resumed
+		atStart := w.atStart()
+		if atStart {
+			d.startExpiredAt(w.ref.Kind, w.from)
+		}
 		w.floor, w.from = max(w.floor, w.from), 0
 		if atStart {
 			return false
