@@ -173,6 +173,21 @@ func TestProtoBookmarkAndStatus(t *testing.T) {
 	if err != nil || b.RV != 77 || !b.InitialEventsEnd {
 		t.Errorf("got bookmark %+v (%v), want 77 ending the initial events", b, err)
 	}
+	// A pod's bookmark is kept as what it tells, not as an empty pod.
+	podMark := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{ResourceVersion: "78"}}
+	obj, _, err = s.Decode(encodeAs(t, cloudProto, podMark, corev1.SchemeGroupVersion.WithKind("Pod")), nil, nil)
+	if err != nil {
+		t.Fatalf("decode pod bookmark: %v", err)
+	}
+	if b, err := BookmarkOf(obj); err != nil || b.RV != 78 || b.InitialEventsEnd {
+		t.Errorf("got pod bookmark %+v (%v), want 78 not ending the initial events", b, err)
+	}
+	if raw := string(obj.(*rawObject).Raw); raw != `{"metadata":{"resourceVersion":"78"}}` {
+		t.Errorf("got pod bookmark JSON %s, want its resourceVersion alone", raw)
+	}
+	if _, err := ToObject(obj); err == nil {
+		t.Error("got a pod bookmark stored as an object, want it refused")
+	}
 	gone := &metav1.Status{Status: metav1.StatusFailure, Reason: metav1.StatusReasonExpired, Code: http.StatusGone, Message: "too old"}
 	obj, _, err = s.Decode(encodeAs(t, cloudProto, gone, metav1.SchemeGroupVersion.WithKind("Status")), nil, nil)
 	if st, ok := obj.(*metav1.Status); err != nil || !ok || st.Code != http.StatusGone {
