@@ -230,3 +230,35 @@ func TestRawClientWithoutRetries(t *testing.T) {
 		})
 	}
 }
+
+// A watch whose send check fails is never sent, and client-go's Watch
+// hands the check's error back as it is, so Classify still tells an
+// expired resume from a failure.
+func TestRawWatchDroppedBySendCheck(t *testing.T) {
+	var mu sync.Mutex
+	asked := 0 // guarded by mu
+	srv := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {
+		mu.Lock()
+		defer mu.Unlock()
+		asked++
+	}))
+	t.Cleanup(srv.Close)
+	raw, err := NewRawClient(&rest.Config{Host: srv.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lw := raw.WithoutRetries().ListerWatcher(Resource{GVR: cmGVR, Namespace: "ns"})
+	ctx := WithSendCheck(t.Context(), func() error { return fmt.Errorf("resume from 5: %w", ErrExpired) })
+	w, err := lw.WatchWithContext(ctx, metav1.ListOptions{ResourceVersion: "5"})
+	if w != nil {
+		w.Stop()
+	}
+	if err == nil || !errors.Is(Classify("watch", err), ErrExpired) {
+		t.Errorf("got %v, want %v", err, ErrExpired)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if asked != 0 {
+		t.Errorf("got %d requests sent, want none", asked)
+	}
+}
