@@ -39,9 +39,6 @@ const protoAccept = runtime.ContentTypeProtobuf + ", " + runtime.ContentTypeJSON
 // (its runtime.Unknown envelope follows).
 var protoMagic = []byte{0x6b, 0x38, 0x73, 0x00}
 
-// errNoName is a nameless object's, a bookmark's, which is not stored.
-var errNoName = errors.New("object without a name")
-
 // errProtoLossy is returned for a protobuf object that cannot be stored
 // without losing part of it.
 var errProtoLossy = errors.New("protobuf object this build cannot store whole")
@@ -69,9 +66,9 @@ type protoMessage interface {
 }
 
 // protoSerializer decodes an object the cloud sent in protobuf: a Status
-// into *metav1.Status, a bookmark's into a *rawObject holding the JSON of
-// what it tells, anything else into a *rawObject holding the object's
-// JSON, as rawSerializer does with JSON. It encodes nothing.
+// into *metav1.Status, a bookmark's (no name) into its Go type, anything
+// else into a *rawObject holding the object's JSON, as rawSerializer does
+// with JSON. It encodes nothing.
 type protoSerializer struct {
 	watches *protoWatches
 }
@@ -86,7 +83,13 @@ func (s protoSerializer) Decode(data []byte, _ *schema.GroupVersionKind, _ runti
 		return st, &gvk, nil
 	}
 	if m, err := meta.Accessor(obj); err == nil && m.GetName() == "" {
-		return bookmarkObject(m, gvk)
+		// A bookmark's object: BookmarkOf reads its resourceVersion and
+		// annotations from the Go object as decoded. Encoding its kind's
+		// whole Go type in JSON by reflection (a Pod's empty spec and
+		// status included) was a tenth of a node's steady CPU samples,
+		// where every watch delivers a bookmark a minute; ToObject
+		// refuses it, as it refused the nameless JSON.
+		return obj, &gvk, nil
 	}
 	raw, err := json.Marshal(obj)
 	if err != nil {
@@ -98,31 +101,6 @@ func (s protoSerializer) Decode(data []byte, _ *schema.GroupVersionKind, _ runti
 		return &rawObject{Raw: raw, err: err}, &gvk, nil // not one to store: its event fails
 	}
 	return &rawObject{Raw: o.Raw, obj: o}, &gvk, nil
-}
-
-// bookmarkJSON is all a bookmark tells (BookmarkOf): the object of a
-// BOOKMARK event has no name, and nothing but its resourceVersion and
-// annotations set.
-type bookmarkJSON struct {
-	Metadata struct {
-		ResourceVersion string            `json:"resourceVersion"`
-		Annotations     map[string]string `json:"annotations,omitempty"`
-	} `json:"metadata"`
-}
-
-// bookmarkObject returns m, an object without a name (a bookmark's), as
-// the JSON of what it tells, and not as an object to store: its kind's
-// whole Go type encoded in JSON by reflection, a Pod's empty spec and
-// status included, was a tenth of a node's steady CPU, where every watch
-// delivers a bookmark a minute.
-func bookmarkObject(m metav1.Object, gvk schema.GroupVersionKind) (runtime.Object, *schema.GroupVersionKind, error) {
-	var b bookmarkJSON
-	b.Metadata.ResourceVersion, b.Metadata.Annotations = m.GetResourceVersion(), m.GetAnnotations()
-	raw, err := json.Marshal(&b)
-	if err != nil {
-		return nil, nil, fmt.Errorf("encode bookmark: %w", err)
-	}
-	return &rawObject{Raw: raw, err: errNoName}, &gvk, nil
 }
 
 // decodeProto reads data, a protobuf object in its envelope, into its Go
